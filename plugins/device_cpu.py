@@ -1,0 +1,125 @@
+"""The CPU as a device: always present.
+
+Captures what decides CPU results: the model, the cores this process may really use (affinity
+and the cgroup's CPU quota, which containers often set below the core count), the vector and
+matrix extensions (AVX-512, AMX, bf16), and the BLAS/oneDNN build. Cases run with every usable
+core unless a case pins its own thread count.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import platform
+import time
+from pathlib import Path
+from typing import Any
+
+from benchsite.plugins._fingerprint import fingerprint
+
+from benchsite import Device, Timer, hookimpl
+
+_EXTENSIONS = ("avx2", "avx512f", "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16", "amx_int8")
+
+
+class HostClockTimer(Timer):
+    """Times a block of CPU work with the host's monotonic high-resolution clock."""
+
+    def start(self) -> None:
+        self._start = time.perf_counter()
+
+    def stop(self) -> None:
+        self._stop = time.perf_counter()
+
+    def elapsed(self) -> float:
+        return self._stop - self._start
+
+
+@hookimpl
+def register_devices() -> list[Device]:
+    info = cpu_info()
+    keys = ("model", "usable_cpus", "torch_version", "blas", "capability")
+    return [
+        Device(
+            name="cpu",
+            kind="cpu",
+            info=info,
+            fingerprint=fingerprint(info, keys),
+            timer=HostClockTimer,
+            prepare=lambda: _use_threads(info["usable_cpus"]),
+        )
+    ]
+
+
+def _use_threads(count: int) -> None:
+    import torch
+
+    torch.set_num_threads(count)
+
+
+def cpu_info() -> dict[str, Any]:
+    """Everything captured about this CPU and the PyTorch build that drives it."""
+    import torch
+
+    flags = _cpuinfo_field("flags").split()
+    affinity = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    quota = cgroup_cpu_quota()
+    usable = max(1, min(affinity or 1, math.floor(quota) if quota else affinity or 1))
+    return {
+        "model": _cpuinfo_field("model name") or platform.processor() or platform.machine(),
+        "architecture": platform.machine(),
+        "logical_cpus": os.cpu_count(),
+        "affinity_cpus": affinity,
+        "cgroup_cpu_quota": quota,
+        "usable_cpus": usable,
+        "extensions": [name for name in _EXTENSIONS if name in flags],
+        "capability": torch.backends.cpu.get_cpu_capability(),
+        "memory_bytes": _memory_total(),
+        "blas": _blas(torch),
+        "mkldnn": torch.backends.mkldnn.is_available(),
+        "torch_version": torch.__version__,
+        "torch_default_threads": torch.get_num_threads(),
+    }
+
+
+def cgroup_cpu_quota(root: Path = Path("/sys/fs/cgroup")) -> float | None:
+    """CPUs allowed by the cgroup (v2 ``cpu.max`` or v1 quota/period), or ``None`` if unlimited."""
+    try:
+        quota, period = (root / "cpu.max").read_text().split()[:2]
+        return None if quota == "max" else int(quota) / int(period)
+    except (OSError, ValueError):
+        pass
+    try:
+        quota_us = int((root / "cpu" / "cpu.cfs_quota_us").read_text())
+        period_us = int((root / "cpu" / "cpu.cfs_period_us").read_text())
+        return None if quota_us <= 0 else quota_us / period_us
+    except (OSError, ValueError):
+        return None
+
+
+def _cpuinfo_field(name: str) -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() == name:
+                return value.strip()
+    except OSError:
+        pass
+    return ""
+
+
+def _memory_total() -> int | None:
+    try:
+        import psutil
+
+        return int(psutil.virtual_memory().total)
+    except ImportError:
+        return None
+
+
+def _blas(torch: Any) -> str:
+    """The BLAS and oneDNN lines of PyTorch's build configuration."""
+    config = torch.__config__.show()
+    wanted = ("BLAS_INFO", "LAPACK_INFO", "oneDNN", "MKL", "OpenMP")
+    lines = [line.strip(" -") for line in config.splitlines() if any(w in line for w in wanted)]
+    return "; ".join(lines)[:500]

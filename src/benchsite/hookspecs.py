@@ -1,0 +1,178 @@
+"""The whole plugin contract of benchsite: the markers and every hook, grouped by pipeline stage.
+
+A plugin is a module (or object) with functions decorated by ``benchsite.hookimpl`` whose names
+are hooks below. An implementation may take fewer arguments than the spec names: hooks evolve by
+adding arguments only, so old plugins keep working. Built-in plugins (``benchsite.plugins``) use
+exactly these hooks; the engine names no workload, device kind, collector, finding or page.
+
+Plugins are found in three places: the built-ins, installed distributions that declare an entry
+point in the group ``benchsite``, and modules or folders given with ``-p/--plugin``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pluggy
+
+if TYPE_CHECKING:
+    import jinja2
+    import pandas as pd
+
+    from benchsite.records import Analysis, Collector, Device, Page, Workload
+
+PROJECT = "benchsite"
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+
+# -- stage: discover devices ---------------------------------------------------------------------
+
+
+@hookspec
+def register_devices() -> list[Device]:
+    """Return the devices of this machine that this plugin knows how to drive.
+
+    When: once per process (the CLI, and each worker), before planning a run.
+    Returns: a list of :class:`benchsite.records.Device` (empty when the hardware is absent).
+    Combining: the lists of every plugin are concatenated; two devices with the same ``name``
+    are an error naming both plugins.
+    Example::
+
+        @hookimpl
+        def register_devices():
+            return [Device(name="cpu", kind="cpu", info={...}, fingerprint="...", timer=...)]
+
+    Since: 0.1.
+    """
+
+
+# -- stage: plan what to measure -----------------------------------------------------------------
+
+
+@hookspec
+def register_workloads() -> list[Workload]:
+    """Return the workloads this plugin provides.
+
+    When: once per process, before planning a run and when listing workloads.
+    Returns: a list of :class:`benchsite.records.Workload`.
+    Combining: concatenated; two workloads with the same ``name`` are an error naming both
+    plugins (workload names are part of the contract: the site and findings refer to them).
+    Example::
+
+        @hookimpl
+        def register_workloads():
+            return [Workload(name="saxpy", description="...", setup=setup_saxpy,
+                             params={"size": [2**20, 2**24]}, quick={"size": [2**20]})]
+
+    Since: 0.1.
+    """
+
+
+# -- stage: measure ------------------------------------------------------------------------------
+
+
+@hookspec
+def register_collectors() -> list[Collector]:
+    """Return metric collectors to wrap around every measurement.
+
+    When: once per worker process, before its first case.
+    Returns: a list of :class:`benchsite.records.Collector`; each one's ``start(device)`` is
+    called before the timed samples of every case and the ``stop`` it returns right after.
+    Combining: concatenated; duplicate names are an error naming both plugins. A collector that
+    raises :class:`benchsite.records.CollectorUnavailable` is reported once and records nothing.
+    Example::
+
+        @hookimpl
+        def register_collectors():
+            return [Collector(name="wall", description="...", start=start_wall_clock)]
+
+    Since: 0.1.
+    """
+
+
+# -- stage: analyse ------------------------------------------------------------------------------
+
+
+@hookspec
+def register_analyses() -> list[Analysis]:
+    """Return analyses that turn the results into findings.
+
+    When: once per site build, after the store is read.
+    Returns: a list of :class:`benchsite.records.Analysis`; each ``analyze(results)`` gets the
+    whole store as a data frame (:func:`benchsite.store.read_results`) and returns
+    :class:`benchsite.records.Finding` records.
+    Combining: concatenated; duplicate names are an error naming both plugins. An analysis that
+    raises is reported and skipped; the site still builds.
+    Example::
+
+        @hookimpl
+        def register_analyses():
+            return [Analysis(name="speedup", description="...", analyze=speedup_findings)]
+
+    Since: 0.1.
+    """
+
+
+# -- stage: render the site ----------------------------------------------------------------------
+
+
+@hookspec
+def register_pages() -> list[Page]:
+    """Return pages to add to the site.
+
+    When: once per site build, after the analyses ran.
+    Returns: a list of :class:`benchsite.records.Page`; ``render(site)`` gets the
+    :class:`benchsite.site.Site` being built and returns rendered files.
+    Combining: concatenated and ordered by ``Page.order``; duplicate names are an error naming
+    both plugins.
+    Example::
+
+        @hookimpl
+        def register_pages():
+            return [Page(name="notes", nav="Notes", render=render_notes)]
+
+    Since: 0.1.
+    """
+
+
+@hookspec
+def prepare_jinja_env(env: jinja2.Environment) -> None:
+    """Change the Jinja environment before any page is rendered (add filters, globals, tests).
+
+    When: once per site build, after the default filters are installed.
+    Parameters: ``env``, the :class:`jinja2.Environment` every page renders with.
+    Returns: nothing; change ``env`` in place. Every implementation is called.
+    Example::
+
+        @hookimpl
+        def prepare_jinja_env(env):
+            env.filters["shout"] = str.upper
+
+    Since: 0.1.
+    """
+
+
+@hookspec
+def prepare_results(results: pd.DataFrame) -> pd.DataFrame | None:
+    """Change or extend the results data frame before analyses and pages see it.
+
+    When: once per site build, right after the store is read.
+    Parameters: ``results``, the data frame of every stored row.
+    Returns: a new data frame to use instead, or ``None`` to keep it (changes in place count).
+    Implementations run in registration order, each seeing the previous one's output.
+    Example::
+
+        @hookimpl
+        def prepare_results(results):
+            return results[results["host"] != "scratch"]
+
+    Since: 0.1.
+    """
+
+
+HOOK_NAMES: tuple[str, ...] = tuple(
+    name for name, value in dict(globals()).items() if hasattr(value, "benchsite_spec")
+)
+
+__all__ = ["HOOK_NAMES", "hookimpl", "hookspec"]

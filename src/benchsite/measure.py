@@ -1,0 +1,118 @@
+"""Timing one case: warm-up, calibration, then samples until the median is known well enough.
+
+Each sample times a block of ``calls_per_sample`` calls with the device's :class:`Timer` (a host
+clock around a device synchronize, or device events), so that timer and launch overhead are
+small against the block. Sampling stops when the 95% confidence interval of the median is
+within ``rel_ci`` of it (after ``min_samples``), or when the time budget or ``max_samples`` is
+reached; every sample is kept.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from benchsite.records import Case, Device
+from benchsite.stats import Summary, summarize
+
+
+@dataclass(frozen=True)
+class MeasureSettings:
+    """How hard to try: the defaults suit the ``full`` profile; ``quick`` uses a smaller budget."""
+
+    rel_ci: float = 0.02
+    budget_s: float = 10.0
+    min_samples: int = 7
+    max_samples: int = 500
+    min_sample_s: float = 0.002
+    warmup_s: float = 0.2
+    min_warmup_calls: int = 2
+
+
+@dataclass
+class Measurement:
+    """What :func:`measure_case` found: every per-call sample and its summary."""
+
+    samples_s: list[float]
+    calls_per_sample: int
+    warmup_calls: int
+    summary: Summary
+    converged: bool
+    measure_s: float
+    cache_flushed: bool
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def measure_case(
+    case: Case,
+    device: Device,
+    settings: MeasureSettings,
+    around_samples: Callable[[Callable[[], None]], None] | None = None,
+) -> Measurement:
+    """Measure ``case`` on ``device``. ``around_samples(sample_loop)`` lets collectors wrap only
+    the timed samples (not warm-up)."""
+    started = time.perf_counter()
+    per_call, warmup_calls = _warm_up(case, device, settings)
+    calls = max(1, math.ceil(settings.min_sample_s / max(per_call, 1e-9)))
+    flush = case.flush_cache and device.flush_cache is not None
+    samples: list[float] = []
+    converged = False
+
+    def sample_loop() -> None:
+        nonlocal converged
+        deadline = time.perf_counter() + max(
+            0.0, settings.budget_s - (time.perf_counter() - started)
+        )
+        while len(samples) < settings.max_samples:
+            if flush:
+                device.flush_cache()  # type: ignore[misc]
+            samples.append(_time_block(case, device, calls) / calls)
+            if len(samples) >= settings.min_samples:
+                if summarize(samples).rel_ci <= settings.rel_ci:
+                    converged = True
+                    return
+                if time.perf_counter() >= deadline:
+                    return
+
+    if around_samples is None:
+        sample_loop()
+    else:
+        around_samples(sample_loop)
+    return Measurement(
+        samples_s=samples,
+        calls_per_sample=calls,
+        warmup_calls=warmup_calls,
+        summary=summarize(samples),
+        converged=converged,
+        measure_s=time.perf_counter() - started,
+        cache_flushed=flush,
+    )
+
+
+def _warm_up(case: Case, device: Device, settings: MeasureSettings) -> tuple[float, int]:
+    """Run the case until warm; return the per-call time of the last block and calls made."""
+    calls_made, block = 0, 1
+    deadline = time.perf_counter() + settings.warmup_s
+    per_call = math.inf
+    while True:
+        per_call = _time_block(case, device, block) / block
+        calls_made += block
+        if calls_made >= settings.min_warmup_calls and time.perf_counter() >= deadline:
+            return per_call, calls_made
+        if per_call * block < settings.min_sample_s:
+            block *= 2
+
+
+def _time_block(case: Case, device: Device, calls: int) -> float:
+    """Seconds taken by ``calls`` calls of the case, device work included."""
+    run = case.run
+    timer = device.timer()
+    device.synchronize()
+    timer.start()
+    for _ in range(calls):
+        run()
+    timer.stop()
+    return timer.elapsed()

@@ -1,0 +1,131 @@
+"""Finding and loading plugins: the built-ins, entry points, and ``-p/--plugin`` paths.
+
+Each plugin loads in isolation: one that fails to import is recorded in
+:attr:`Plugins.load_errors` and skipped (``strict=True`` raises instead). ``benchsite plugins``
+lists what was found, from where, its version and the hooks it implements.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import importlib.util
+import pkgutil
+import sys
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+
+import pluggy
+
+from benchsite import hookspecs
+from benchsite.errors import PluginError, describe_exception
+from benchsite.version import __version__
+
+ENTRY_POINT_GROUP = "benchsite"
+BUILTIN_PACKAGE = "benchsite.plugins"
+
+
+@dataclass(frozen=True)
+class PluginInfo:
+    """What ``benchsite plugins`` shows for one plugin."""
+
+    name: str
+    source: str  # "builtin", "entry point <dist>", or the path given with -p
+    version: str
+    hooks: tuple[str, ...] = ()
+    error: str | None = None
+
+
+@dataclass
+class Plugins:
+    """A loaded plugin manager and what happened while loading it."""
+
+    manager: pluggy.PluginManager
+    infos: dict[str, PluginInfo] = field(default_factory=dict)
+    plugin_specs: tuple[str, ...] = ()
+    strict: bool = False
+
+    @property
+    def hook(self) -> pluggy.HookRelay:
+        return self.manager.hook
+
+    @property
+    def load_errors(self) -> list[PluginInfo]:
+        return [info for info in self.infos.values() if info.error]
+
+    def version_of(self, plugin_name: str) -> str:
+        info = self.infos.get(plugin_name)
+        return info.version if info else "unknown"
+
+    def fail(self, name: str, source: str, version: str, error: str) -> None:
+        """Record that plugin ``name`` failed (or raise when strict)."""
+        if self.strict:
+            raise PluginError(f"plugin {name} ({source}) failed: {error}")
+        self.infos[name] = PluginInfo(name, source, version, error=error)
+
+
+def load_plugins(plugin_specs: Sequence[str] = (), *, strict: bool = False) -> Plugins:
+    """Build a plugin manager with every plugin found; see the module docstring."""
+    manager = pluggy.PluginManager(hookspecs.PROJECT)
+    manager.add_hookspecs(hookspecs)
+    plugins = Plugins(manager, plugin_specs=tuple(plugin_specs), strict=strict)
+    for name, loader, source, version in _candidates(plugin_specs):
+        _load_one(plugins, name, loader, source, version)
+    return plugins
+
+
+def _candidates(plugin_specs: Sequence[str]) -> Iterator[tuple[str, object, str, str]]:
+    """(name, loader, source, version) for every plugin, in load order."""
+    package = importlib.import_module(BUILTIN_PACKAGE)
+    for module in pkgutil.iter_modules(package.__path__):
+        if not module.name.startswith("_"):
+            full = f"{BUILTIN_PACKAGE}.{module.name}"
+            loader = lambda full=full: importlib.import_module(full)  # noqa: E731
+            yield module.name, loader, "builtin", __version__
+    for entry in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        dist = entry.dist
+        source = f"entry point ({dist.name})" if dist else "entry point"
+        version = dist.version if dist else "unknown"
+        yield entry.name, entry.load, source, version
+    for spec in plugin_specs:
+        for name, loader in _local_plugins(spec):
+            yield name, loader, spec, "local"
+
+
+def _local_plugins(spec: str) -> Iterator[tuple[str, object]]:
+    """A ``-p`` value: a ``.py`` file, a folder of them, or an importable module name."""
+    path = Path(spec)
+    if path.is_dir():
+        for file in sorted(path.glob("*.py")):
+            if not file.name.startswith("_"):
+                yield file.stem, lambda file=file: _import_file(file)
+    elif path.suffix == ".py":
+        if not path.is_file():
+            raise PluginError(f"plugin file {spec} does not exist: check the -p/--plugin path")
+        yield path.stem, lambda: _import_file(path)
+    else:
+        yield spec, lambda: importlib.import_module(spec)
+
+
+def _import_file(path: Path) -> ModuleType:
+    name = f"benchsite_local_{path.stem}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot import {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _load_one(plugins: Plugins, name: str, loader: object, source: str, version: str) -> None:
+    try:
+        plugin = loader()  # type: ignore[operator]
+        plugins.manager.register(plugin, name=name)
+    except Exception as exc:  # noqa: BLE001 - any import failure must be reported, not fatal
+        plugins.fail(name, source, version, describe_exception(exc))
+        return
+    hooks = tuple(caller.name for caller in plugins.manager.get_hookcallers(plugin) or ())
+    plugins.infos[name] = PluginInfo(name, source, version, hooks)

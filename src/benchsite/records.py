@@ -1,0 +1,192 @@
+"""The small typed records that plugins return from hooks.
+
+Every hook in :mod:`benchsite.hookspecs` returns these (or lists of them), never loose dicts, so
+that the engine can check them in one place (:mod:`benchsite.registry`).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+Params = Mapping[str, Any]
+Grid = Mapping[str, Sequence[Any]] | Sequence[Mapping[str, Sequence[Any]]]
+
+
+@dataclass(frozen=True)
+class Device:
+    """One device a case can run on.
+
+    ``name`` is what users type (``cpu``, ``cuda:0``, ``mps``); ``kind`` is what workloads match
+    on (``cpu``, ``cuda``, ``mps``). ``info`` is everything captured about the device (model,
+    memory, driver, cores, affinity, ...) and ``fingerprint`` the subset of it that decides
+    whether two runs are comparable.
+
+    The callables are used inside the worker process: ``prepare`` runs once before the device's
+    first case (set threads, select the GPU), ``synchronize`` waits for queued work, ``timer``
+    returns a fresh :class:`Timer`, and ``flush_cache`` evicts caches between samples (optional).
+    """
+
+    name: str
+    kind: str
+    info: Mapping[str, Any]
+    fingerprint: str
+    timer: Callable[[], Timer]
+    prepare: Callable[[], None] = lambda: None
+    synchronize: Callable[[], None] = lambda: None
+    flush_cache: Callable[[], None] | None = None
+
+
+class Timer:
+    """Times a block of calls on a device; ``start``/``stop`` bracket the block and ``elapsed``
+    returns seconds once ``stop`` has run. Device plugins subclass it (host clock with a device
+    synchronize, or device events)."""
+
+    def start(self) -> None:
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        raise NotImplementedError
+
+    def elapsed(self) -> float:
+        raise NotImplementedError
+
+
+@dataclass
+class Case:
+    """One runnable case: a workload set up for one device and one parameter set.
+
+    ``run`` performs one call (one matmul, one training step); the engine times blocks of calls.
+    ``flops``, ``bytes`` and ``items`` are per call and give TFLOP/s, GB/s and items/s.
+    ``threads`` pins the CPU thread count for this case (default: every usable core).
+    ``flush_cache`` asks the engine to flush device caches between samples. ``metrics`` are
+    extra numbers the setup measured (compile time, the largest batch found) and are stored
+    with the result. ``teardown`` releases what setup built.
+    """
+
+    run: Callable[[], Any]
+    flops: float | None = None
+    bytes: float | None = None
+    items: float | None = None
+    threads: int | None = None
+    flush_cache: bool = False
+    metrics: dict[str, float] = field(default_factory=dict)
+    teardown: Callable[[], None] | None = None
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A named, parameterised piece of work.
+
+    ``params`` is the full grid and ``quick`` the smaller one: either a mapping of parameter
+    name to values (its cartesian product) or a list of such mappings (their union).
+    ``devices`` lists the device kinds it supports. ``axis`` names the parameter charts put on
+    the x axis (``size``, ``batch``). ``setup(device, params)`` builds a :class:`Case` or raises
+    :class:`benchsite.errors.SkipCase`. ``world_size`` > 1 or a ``world_size`` parameter makes
+    it a distributed workload (see :mod:`benchsite.distributed`).
+    """
+
+    name: str
+    description: str
+    setup: Callable[[Device, Params], Case]
+    params: Grid
+    quick: Grid | None = None
+    tags: tuple[str, ...] = ()
+    devices: tuple[str, ...] = ("cpu", "cuda", "mps")
+    axis: str | None = None
+    timeout_s: float | None = None
+    distributed: bool = False
+
+    def grid(self, profile: str) -> list[dict[str, Any]]:
+        """Every parameter set of ``profile`` (``quick`` or ``full``), in a stable order."""
+        grid = self.quick if profile == "quick" and self.quick is not None else self.params
+        return list(expand_grid(grid))
+
+
+def expand_grid(grid: Grid) -> Iterator[dict[str, Any]]:
+    """Yield the parameter sets of a grid: a mapping's product, or a list of mappings' union."""
+    for part in [grid] if isinstance(grid, Mapping) else grid:
+        keys = list(part)
+        for values in itertools.product(*(part[k] for k in keys)):
+            yield dict(zip(keys, values, strict=True))
+
+
+class CollectorUnavailable(Exception):
+    """Raised by a collector's ``start`` when it cannot work here (no NVML, no RAPL); the engine
+    says so once per run and records nothing for it."""
+
+
+@dataclass(frozen=True)
+class Collector:
+    """A metric collector wrapped around each measurement.
+
+    ``start(device)`` begins collecting just before the timed samples and returns a ``stop``
+    function; ``stop()`` is called right after them and returns ``{metric: value}``. Metric
+    names are stored as ``<collector>.<metric>``. Raise :class:`CollectorUnavailable` from
+    ``start`` when the collector cannot work on this machine.
+    """
+
+    name: str
+    description: str
+    start: Callable[[Device], Callable[[], Mapping[str, float | None]]]
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One answer computed from the store by an analysis plugin.
+
+    ``kind`` groups findings (``speedup``, ``crossover``, ``recommendation``, ``faq``,
+    ``claim``...). ``numbers`` holds the figures behind the answer with their uncertainty;
+    ``evidence`` the ``row_id`` values of the result rows it rests on; ``scope`` which hosts,
+    devices and workloads it covers; ``strength`` how strong the evidence is (``strong``,
+    ``moderate``, ``weak``, ``none``). ``chart`` is an optional Altair chart.
+    """
+
+    id: str
+    kind: str
+    title: str
+    answer: str
+    explanation: str = ""
+    numbers: Mapping[str, Any] = field(default_factory=dict)
+    evidence: tuple[str, ...] = ()
+    scope: Mapping[str, Any] = field(default_factory=dict)
+    strength: str = "moderate"
+    chart: Any = None
+    question: str | None = None
+    verdict: str | None = None
+    workload: str | None = None
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """An analysis plugin's entry: ``analyze(results)`` turns the results data frame into a list
+    of :class:`Finding` (may be empty when the store holds nothing it can use)."""
+
+    name: str
+    description: str
+    analyze: Callable[[pd.DataFrame], list[Finding]]
+
+
+@dataclass(frozen=True)
+class Page:
+    """A page of the site. ``render(site)`` returns a list of :class:`RenderedPage` (one page
+    may expand into several, like one page per workload). ``nav`` is the label in the
+    navigation (``None`` to stay out of it) and ``order`` its position."""
+
+    name: str
+    render: Callable[[Any], list[RenderedPage]]
+    nav: str | None = None
+    order: int = 100
+
+
+@dataclass(frozen=True)
+class RenderedPage:
+    """A rendered file of the site: ``path`` relative to the site root, and its content."""
+
+    path: str
+    content: str | bytes

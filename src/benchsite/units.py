@@ -1,0 +1,42 @@
+"""Human-readable numbers, shared by the terminal tables and the site."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+
+def format_seconds(seconds: float | None) -> str:
+    """``0.000123`` → ``123 µs``; three significant digits."""
+    if seconds is None or not math.isfinite(seconds):
+        return "–"
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)):
+        if abs(seconds) >= scale or unit == "ns":
+            return f"{seconds / scale:.3g} {unit}"
+    return f"{seconds:.3g} s"
+
+
+def format_number(value: float | None, unit: str = "") -> str:
+    """``1.23e9`` → ``1.23 G``; three significant digits, SI prefixes."""
+    if value is None or not math.isfinite(value):
+        return "–"
+    for prefix, scale in (("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(value) >= scale:
+            return f"{value / scale:.3g} {prefix}{unit}"
+    return f"{value:.3g} {unit}".rstrip()
+
+
+def format_rate(row: Any) -> str:
+    """The most telling throughput of a result row: TFLOP/s, else GB/s, else items/s."""
+    tflops, gbps, items = (getattr(row, name, None) for name in ("tflops", "gbps", "items_per_s"))
+    if _present(tflops):
+        return f"{tflops:.3g} TFLOP/s"
+    if _present(gbps):
+        return f"{gbps:.3g} GB/s"
+    if _present(items):
+        return f"{format_number(items)} items/s"
+    return ""
+
+
+def _present(value: Any) -> bool:
+    return value is not None and isinstance(value, float | int) and math.isfinite(value)

@@ -1,0 +1,1 @@
+"""benchsite's default theme (Jinja templates and static assets), shipped inside the package."""
