@@ -3,8 +3,9 @@
 Each sample times a block of ``calls_per_sample`` calls with the device's :class:`Timer` (a host
 clock around a device synchronize, or device events), so that timer and launch overhead are
 small against the block. Sampling stops when the 95% confidence interval of the median is
-within ``rel_ci`` of it (after ``min_samples``), or when the time budget or ``max_samples`` is
-reached; every sample is kept.
+within ``rel_ci`` of it (after ``min_samples``), or when the time budget (counted from the start
+of warm-up, and after at least ``min_samples_in_budget`` samples) or ``max_samples`` is reached;
+every sample is kept and ``converged`` records which stop applied.
 """
 
 from __future__ import annotations
@@ -12,8 +13,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 from benchsite.records import Case, Device
 from benchsite.stats import Summary, summarize
@@ -26,6 +26,7 @@ class MeasureSettings:
     rel_ci: float = 0.02
     budget_s: float = 10.0
     min_samples: int = 7
+    min_samples_in_budget: int = 3
     max_samples: int = 500
     min_sample_s: float = 0.002
     warmup_s: float = 0.2
@@ -43,7 +44,6 @@ class Measurement:
     converged: bool
     measure_s: float
     cache_flushed: bool
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def measure_case(
@@ -63,19 +63,19 @@ def measure_case(
 
     def sample_loop() -> None:
         nonlocal converged
-        deadline = time.perf_counter() + max(
-            0.0, settings.budget_s - (time.perf_counter() - started)
-        )
+        deadline = started + settings.budget_s
         while len(samples) < settings.max_samples:
             if flush:
                 device.flush_cache()  # type: ignore[misc]
             samples.append(_time_block(case, device, calls) / calls)
-            if len(samples) >= settings.min_samples:
-                if summarize(samples).rel_ci <= settings.rel_ci:
-                    converged = True
-                    return
-                if time.perf_counter() >= deadline:
-                    return
+            if (
+                len(samples) >= settings.min_samples
+                and summarize(samples).rel_ci <= settings.rel_ci
+            ):
+                converged = True
+                return
+            if len(samples) >= settings.min_samples_in_budget and time.perf_counter() >= deadline:
+                return
 
     if around_samples is None:
         sample_loop()

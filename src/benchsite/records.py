@@ -176,12 +176,18 @@ class Analysis:
 class Page:
     """A page of the site. ``render(site)`` returns a list of :class:`RenderedPage` (one page
     may expand into several, like one page per workload). ``nav`` is the label in the
-    navigation (``None`` to stay out of it) and ``order`` its position."""
+    navigation (``None`` to stay out of it) and ``order`` its position. ``path`` is the file the
+    navigation links to, relative to the site root (default ``<name>.html``)."""
 
     name: str
     render: Callable[[Any], list[RenderedPage]]
     nav: str | None = None
     order: int = 100
+    path: str | None = None
+
+    @property
+    def nav_path(self) -> str:
+        return self.path or f"{self.name}.html"
 
 
 @dataclass(frozen=True)

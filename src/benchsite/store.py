@@ -166,14 +166,8 @@ def read_table(root: Path) -> pa.Table:
 
 def read_results(root: Path) -> pd.DataFrame:
     """Read the whole store as a data frame, one row per case, newest run last."""
-    frame = read_table(root).to_pandas(types_mapper=_types_mapper)
+    frame = read_table(root).to_pandas()
     return frame.sort_values(["timestamp", "row_id"], kind="stable").reset_index(drop=True)
-
-
-def _types_mapper(arrow_type: pa.DataType) -> Any:
-    if arrow_type == pa.string():
-        return pd.StringDtype()
-    return None
 
 
 def decode_json(frame: pd.DataFrame, column: str) -> pd.Series:

@@ -1,0 +1,166 @@
+"""``benchsite build``: read the store, compute findings, render every page, write the site.
+
+The pipeline reads top to bottom in :func:`build_site`, one labelled line per stage. A store
+with no results first gets the quick suite run on this machine (so that one command on a fresh
+clone ends in a site). A page plugin that raises is reported by name and skipped (``strict``
+makes it fatal); the site still builds.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pandas as pd
+
+from benchsite import registry, store
+from benchsite.analysis import Analysed, analyse
+from benchsite.errors import PluginError, describe_exception
+from benchsite.plugin_manager import Plugins, load_plugins
+from benchsite.records import Page, RenderedPage
+from benchsite.runner import Reporter, RunOptions, SilentReporter, run_benchmarks
+from benchsite.site import assets, frames
+from benchsite.site.renderer import NavItem, Site, row_links
+from benchsite.site.theme import make_environment, read_static
+
+MANIFEST = ".benchsite-files"
+THEME_FILES = ("site.css", "embed.js")
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    """Everything ``benchsite build`` can be told."""
+
+    results: Path = Path("results")
+    out: Path = Path("site")
+    templates: Path | None = None
+    title: str = "PyTorch on CPU and GPU: what it buys you"
+    plugins: tuple[str, ...] = ()
+    strict: bool = False
+
+
+@dataclass
+class BuildReport:
+    """What a build did: where, how many files and rows, how long, and what failed."""
+
+    out: Path
+    files: int = 0
+    rows: int = 0
+    seconds: float = 0.0
+    ran_suite: bool = False
+    charts_rendered: int = 0
+    page_errors: dict[str, str] = field(default_factory=dict)
+    analysis_errors: dict[str, str] = field(default_factory=dict)
+
+
+def build_site(options: BuildOptions, reporter: Reporter | None = None) -> BuildReport:
+    """Build the site described by ``options``; see the module docstring."""
+    started, reporter = time.perf_counter(), reporter or SilentReporter()
+    report = BuildReport(options.out)
+    plugins = load_plugins(options.plugins, strict=options.strict)  # plugins
+    results = read_or_run(options, reporter, report)  # the store (quick suite if empty)
+    analysed = analyse(plugins, results)  # hooks: prepare_results, register_analyses
+    env = make_environment(options.templates)  # theme: user templates over the default
+    plugins.hook.prepare_jinja_env(env=env)  # hook: prepare_jinja_env
+    pages = ordered_pages(plugins)  # hook: register_pages
+    site = make_site(options, analysed, env, plugins, pages)
+    files = render_pages(site, pages, report, options.strict)  # render every page
+    write_site(options.out, site, files, report)  # files, theme, Vega, SVGs, .nojekyll
+    report.rows, report.analysis_errors = len(results), analysed.errors
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def read_or_run(options: BuildOptions, reporter: Reporter, report: BuildReport) -> pd.DataFrame:
+    """The store's rows; when it holds none, run the quick suite here first and read again."""
+    results = store.read_results(options.results)
+    if not results.empty:
+        return results
+    reporter.notice(
+        f"{options.results} holds no results: running the quick suite on this machine first"
+    )
+    run = RunOptions(results=options.results, plugins=options.plugins, strict=options.strict)
+    run_benchmarks(run, reporter)
+    report.ran_suite = True
+    return store.read_results(options.results)
+
+
+def ordered_pages(plugins: Plugins) -> list[Page]:
+    pages = [registered.item for registered in registry.pages(plugins).values()]
+    return sorted(pages, key=lambda page: (page.order, page.name))
+
+
+def make_site(
+    options: BuildOptions, analysed: Analysed, env: object, plugins: Plugins, pages: list[Page]
+) -> Site:
+    """The :class:`Site` every page renders from: prepared results, navigation, row links."""
+    results = frames.prepare(analysed.results)
+    workloads = {name: reg.item for name, reg in registry.workloads(plugins).items()}
+    site = Site(
+        title=options.title,
+        results=results,
+        current=frames.latest(results),
+        analysed=analysed,
+        env=env,  # type: ignore[arg-type]
+        workloads=workloads,
+        built_at=datetime.now(UTC),
+        nav=[NavItem(page.name, page.nav, page.nav_path) for page in pages if page.nav],
+    )
+    site.row_links = row_links(site)
+    env.globals["site_title"] = options.title  # type: ignore[attr-defined]
+    return site
+
+
+def render_pages(
+    site: Site, pages: list[Page], report: BuildReport, strict: bool
+) -> list[RenderedPage]:
+    """Every page's files; a page that raises is reported (or fatal with ``strict``)."""
+    files: list[RenderedPage] = []
+    for page in pages:
+        try:
+            files.extend(page.render(site))
+        except Exception as exc:
+            if strict:
+                raise PluginError(f"page {page.name} failed: {describe_exception(exc)}") from exc
+            report.page_errors[page.name] = describe_exception(exc)
+    return files
+
+
+def write_site(out: Path, site: Site, files: list[RenderedPage], report: BuildReport) -> None:
+    """Write the pages, the theme's static files, the Vega bundle and chart SVGs; remove files
+    an earlier build wrote that this one did not."""
+    out.mkdir(parents=True, exist_ok=True)
+    theme = [
+        RenderedPage(f"{assets.ASSETS}/{name}", read_static(site.env, name)) for name in THEME_FILES
+    ]
+    written = [_write(out, file) for file in [*files, *theme, RenderedPage(".nojekyll", "")]]
+    written.append(assets.write_vega_bundle(out))
+    report.charts_rendered = assets.write_svgs(out, site.pending_svgs)
+    written += [pending.path for pending in site.pending_svgs]
+    _remove_stale(out, set(written))
+    report.files = len(set(written))
+
+
+def _write(out: Path, file: RenderedPage) -> str:
+    target = out / file.path
+    if not target.resolve().is_relative_to(out.resolve()):
+        raise PluginError(f"a page wants to write {file.path}, outside the site: fix the plugin")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(file.content, bytes):
+        target.write_bytes(file.content)
+    else:
+        target.write_text(file.content, encoding="utf-8")
+    return file.path
+
+
+def _remove_stale(out: Path, written: set[str]) -> None:
+    """Delete what the previous build listed in its manifest and this build did not write."""
+    manifest = out / MANIFEST
+    if manifest.exists():
+        for old in manifest.read_text(encoding="utf-8").splitlines():
+            stale = out / old
+            if old and old not in written and stale.is_file():
+                stale.unlink()
+    manifest.write_text("\n".join(sorted(written)) + "\n", encoding="utf-8")

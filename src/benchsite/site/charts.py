@@ -1,0 +1,193 @@
+"""The site's charts: pure functions from an aggregated data frame to an Altair chart.
+
+Each takes the small frames of :mod:`benchsite.site.frames` (one point per case, never raw
+samples) and returns a chart whose data is inline, so it renders from ``file://`` too. Scales
+turn logarithmic when values span two decades or more. Tests check the specs, not pixels.
+"""
+
+from __future__ import annotations
+
+import altair as alt
+import pandas as pd
+
+WIDTH, HEIGHT = 520, 260
+FACET_COLUMNS = 2
+
+
+def log_or_linear(values: pd.Series) -> alt.Scale:
+    """A log scale when positive values span at least two decades, else a linear one."""
+    positive = values[values > 0]
+    if len(positive) and (values <= 0).sum() == 0 and positive.max() / positive.min() >= 100:
+        return alt.Scale(type="log")
+    return alt.Scale(type="linear", zero=False)
+
+
+def _facet(chart: alt.LayerChart, frame: pd.DataFrame) -> alt.TopLevelMixin:
+    """Split by ``variant`` (the parameters other than the axis) when there is more than one."""
+    if frame["variant"].nunique() <= 1:
+        return chart.properties(width=WIDTH, height=HEIGHT)
+    return chart.properties(width=WIDTH // FACET_COLUMNS + 60, height=HEIGHT * 3 // 4).facet(
+        facet=alt.Facet("variant:N", title=None), columns=FACET_COLUMNS
+    )
+
+
+def _tooltip(*extra: alt.Tooltip) -> list[alt.Tooltip]:
+    return [alt.Tooltip("series:N", title="device"), alt.Tooltip("variant:N"), *extra]
+
+
+def time_chart(frame: pd.DataFrame, axis: str) -> alt.TopLevelMixin:
+    """Median time per call against the axis, one line per host and device, with the 95% CI of
+    the median as a band. Columns: axis_value, median_s, ci_low_s, ci_high_s, series, variant."""
+    data = frame[["axis_value", "median_s", "ci_low_s", "ci_high_s", "series", "variant"]]
+    x = alt.X("axis_value:Q", title=axis, scale=log_or_linear(data["axis_value"]))
+    y_scale = log_or_linear(pd.concat([data["ci_low_s"], data["ci_high_s"]]))
+    base = alt.Chart(data).encode(x=x, color=alt.Color("series:N", title="device"))
+    band = base.mark_area(opacity=0.2).encode(y=alt.Y("ci_low_s:Q"), y2="ci_high_s:Q")
+    line = base.mark_line(point=True).encode(
+        y=alt.Y("median_s:Q", title="median time per call (s)", scale=y_scale),
+        tooltip=_tooltip(alt.Tooltip("axis_value:Q", title=axis), alt.Tooltip("median_s:Q")),
+    )
+    return _facet(alt.layer(band, line), data)
+
+
+def speedup_chart(frame: pd.DataFrame, crossings: pd.DataFrame, axis: str) -> alt.TopLevelMixin:
+    """Accelerator speedup over the CPU (CPU time / accelerator time) against the axis, with its
+    interval, a rule at 1× (break-even) and a dashed rule at each crossover inside the range.
+    ``crossings`` comes from :func:`benchsite.site.frames.crossovers`."""
+    data = _with_crossovers(
+        frame[["axis_value", "speedup", "low", "high", "series", "variant"]], crossings
+    )
+    x = alt.X("axis_value:Q", title=axis, scale=log_or_linear(data["axis_value"]))
+    y = alt.Y(
+        "speedup:Q",
+        title="speedup over the CPU (×)",
+        scale=log_or_linear(pd.concat([data["low"], data["high"], pd.Series([1.0])])),
+    )
+    base = alt.Chart(data).encode(color=alt.Color("series:N", title="device"))
+    band = base.mark_area(opacity=0.2).encode(x=x, y="low:Q", y2="high:Q")
+    line = base.mark_line(point=True).encode(
+        x=x,
+        y=y,
+        tooltip=_tooltip(alt.Tooltip("axis_value:Q", title=axis), alt.Tooltip("speedup:Q")),
+    )
+    even = base.mark_rule(color="gray").encode(y=alt.datum(1))
+    cross = (
+        base.mark_rule(strokeDash=[4, 3])
+        .transform_filter("isValid(datum.crossover)")
+        .encode(
+            x="crossover:Q",
+            tooltip=[alt.Tooltip("series:N"), alt.Tooltip("crossover:Q", format=".3~s")],
+        )
+    )
+    return _facet(alt.layer(band, line, even, cross), data)
+
+
+def _with_crossovers(data: pd.DataFrame, crossings: pd.DataFrame) -> pd.DataFrame:
+    """Add ``crossover`` on the first row of each (series, variant) that has one inside the
+    measured range (null elsewhere), so that one data set feeds every layer and facet."""
+    inside = crossings[crossings["where"] == "between"][["series", "variant", "crossover"]]
+    merged = data.merge(inside, on=["series", "variant"], how="left")
+    repeated = merged.duplicated(["series", "variant"])
+    merged.loc[repeated, "crossover"] = None
+    return merged
+
+
+def rate_chart(frame: pd.DataFrame, axis: str, column: str, unit: str) -> alt.TopLevelMixin:
+    """Throughput (``column`` in ``unit``: TFLOP/s, GB/s or items/s) against the axis."""
+    data = frame[["axis_value", column, "series", "variant"]].rename(columns={column: "rate"})
+    chart = (
+        alt.Chart(data)
+        .mark_line(point=True)
+        .encode(
+            x=alt.X("axis_value:Q", title=axis, scale=log_or_linear(data["axis_value"])),
+            y=alt.Y("rate:Q", title=unit, scale=log_or_linear(data["rate"])),
+            color=alt.Color("series:N", title="device"),
+            tooltip=_tooltip(
+                alt.Tooltip("axis_value:Q", title=axis), alt.Tooltip("rate:Q", title=unit)
+            ),
+        )
+    )
+    return _facet(chart, data)
+
+
+def memory_chart(frame: pd.DataFrame, axis: str) -> alt.TopLevelMixin:
+    """Peak memory against the axis, per device and memory metric (GPU allocated/reserved, CPU
+    RSS above the worker's baseline). Columns: axis_value, value, metric, series, variant."""
+    data = frame[["axis_value", "value", "metric", "series", "variant"]]
+    chart = (
+        alt.Chart(data)
+        .mark_line(point=True)
+        .encode(
+            x=alt.X("axis_value:Q", title=axis, scale=log_or_linear(data["axis_value"])),
+            y=alt.Y(
+                "value:Q",
+                title="peak memory (bytes)",
+                scale=log_or_linear(data["value"]),
+                axis=alt.Axis(format="~s"),
+            ),
+            color=alt.Color("series:N", title="device"),
+            strokeDash=alt.StrokeDash("metric:N", title="metric"),
+            tooltip=_tooltip(alt.Tooltip("metric:N"), alt.Tooltip("value:Q", format=".3~s")),
+        )
+    )
+    return _facet(chart, data)
+
+
+def headline_chart(frame: pd.DataFrame) -> alt.TopLevelMixin:
+    """Speedup per workload (dot) with its interval (bar), one colour per accelerator, at the
+    largest size measured on both. Columns: workload, variant, series, speedup, low, high."""
+    data = frame[["workload", "variant", "series", "speedup", "low", "high"]].assign(
+        label=frame["workload"] + " (" + frame["variant"] + ")"
+    )
+    scale = log_or_linear(pd.concat([data["low"], data["high"], pd.Series([1.0])]))
+    y = alt.Y("label:N", title=None, sort=None)
+    base = alt.Chart(data).encode(y=y, color=alt.Color("series:N", title="device"))
+    bars = base.mark_rule(strokeWidth=2).encode(
+        x=alt.X("low:Q", title="speedup over the CPU (×)", scale=scale), x2="high:Q"
+    )
+    dots = base.mark_point(filled=True, size=60).encode(
+        x="speedup:Q",
+        tooltip=[
+            *_tooltip(),
+            alt.Tooltip("workload:N"),
+            alt.Tooltip("speedup:Q", format=".3~g"),
+            alt.Tooltip("low:Q", format=".3~g"),
+            alt.Tooltip("high:Q", format=".3~g"),
+        ],
+    )
+    even = alt.Chart(data).mark_rule(color="gray", strokeDash=[2, 2]).encode(x=alt.datum(1))
+    height = max(60, 22 * data["label"].nunique())
+    return alt.layer(bars, dots, even).properties(width=WIDTH, height=height)
+
+
+def runs_chart(frame: pd.DataFrame) -> alt.TopLevelMixin:
+    """Every run over time, one row per host; point size is the number of cases and colour says
+    whether any case failed. Columns: host, run_id, started, cases, failed."""
+    data = frame[["host", "run_id", "started", "cases", "failed"]].assign(
+        outcome=(frame["failed"] > 0).map({True: "some cases failed", False: "all cases ok"}),
+        started=frame["started"].dt.tz_convert(None),
+    )
+    return (
+        alt.Chart(data)
+        .mark_circle(opacity=0.8)
+        .encode(
+            x=alt.X("started:T", title="started (UTC)"),
+            y=alt.Y("host:N", title=None),
+            size=alt.Size("cases:Q", title="cases"),
+            color=alt.Color(
+                "outcome:N",
+                title=None,
+                scale=alt.Scale(
+                    domain=["all cases ok", "some cases failed"], range=["#2a9d8f", "#e76f51"]
+                ),
+            ),
+            tooltip=[
+                "host:N",
+                "run_id:N",
+                alt.Tooltip("started:T", format="%Y-%m-%d %H:%M"),
+                "cases:Q",
+                "failed:Q",
+            ],
+        )
+        .properties(width=WIDTH, height=max(60, 28 * data["host"].nunique()))
+    )

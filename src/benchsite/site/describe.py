@@ -1,0 +1,85 @@
+"""Text descriptions of the charts, for screen readers and for readers without JavaScript.
+
+Each mirrors a function of :mod:`benchsite.site.charts` and says in words what its chart shows:
+the numbers at the ends of every line, so that the description alone answers the question.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from benchsite.units import format_number, format_seconds
+
+
+def _ends(frame: pd.DataFrame, value: str, fmt: object) -> str:
+    """``cpu (dtype=fp32): 12 µs at 64 → 2.1 s at 8192`` for every series and variant."""
+    parts = []
+    for (series, variant), group in frame.groupby(["series", "variant"], sort=True):
+        ordered = group.sort_values("axis_value")
+        first, last = ordered.iloc[0], ordered.iloc[-1]
+        label = series if variant == "all" else f"{series} ({variant})"
+        text = f"{fmt(first[value])} at {format_number(first['axis_value'])}"  # type: ignore[operator]
+        if len(ordered) > 1:
+            text += f" → {fmt(last[value])} at {format_number(last['axis_value'])}"  # type: ignore[operator]
+        parts.append(f"{label}: {text}")
+    return "; ".join(parts)
+
+
+def time_text(frame: pd.DataFrame, axis: str) -> str:
+    return (
+        f"Median time per call against {axis}, per device. "
+        + _ends(frame, "median_s", format_seconds)
+        + "."
+    )
+
+
+def speedup_text(frame: pd.DataFrame, crossings: pd.DataFrame, axis: str) -> str:
+    text = f"Speedup over the CPU against {axis}. " + _ends(frame, "speedup", _times) + "."
+    for row in crossings.itertuples():
+        if row.where == "between":
+            text += f" {row.series} ({row.variant}) overtakes the CPU from {axis} ≈ "
+            text += f"{format_number(row.crossover)}."
+        elif row.where == "below":
+            text += f" {row.series} ({row.variant}) is faster at every measured {axis}."
+        else:
+            text += f" {row.series} ({row.variant}) is not faster at the largest measured {axis}."
+    return text
+
+
+def rate_text(frame: pd.DataFrame, axis: str, column: str, unit: str) -> str:
+    return (
+        f"Throughput in {unit} against {axis}, per device. "
+        + _ends(frame, column, lambda v: f"{format_number(v)} {unit}")
+        + "."
+    )
+
+
+def memory_text(frame: pd.DataFrame, axis: str) -> str:
+    parts = []
+    for metric, group in frame.groupby("metric", sort=True):
+        parts.append(f"{metric}: " + _ends(group, "value", lambda v: format_number(v, "B")))
+    return f"Peak memory against {axis}. " + " | ".join(parts) + "."
+
+
+def headline_text(frame: pd.DataFrame) -> str:
+    parts = [
+        f"{row.workload} ({row.variant}) on {row.series}: {_times(row.speedup)} "
+        f"(95% interval {_times(row.low)}–{_times(row.high)})"
+        for row in frame.itertuples()
+    ]
+    return "Speedup over the CPU at the largest size measured on both. " + "; ".join(parts) + "."
+
+
+def runs_text(frame: pd.DataFrame) -> str:
+    parts = []
+    for host, group in frame.groupby("host", sort=True):
+        first, last = group["started"].min(), group["started"].max()
+        parts.append(
+            f"{host}: {len(group)} runs from {first:%Y-%m-%d} to {last:%Y-%m-%d}, "
+            f"{int((group['failed'] > 0).sum())} with failed cases"
+        )
+    return "Runs over time per host. " + "; ".join(parts) + "."
+
+
+def _times(value: float) -> str:
+    return f"{value:.3g}×"

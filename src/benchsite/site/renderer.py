@@ -1,0 +1,124 @@
+"""The :class:`Site` handed to every page's ``render``: the results, the findings, the Jinja
+environment, the navigation, and helpers to render a template, embed a chart and link a row.
+
+Every link a page writes is relative: a page at ``workloads/matmul.html`` gets ``root="../"``
+and links ``{{ root }}hardware.html``, so the site works from ``file://``, from a host's root and
+from a GitHub Pages project sub-path alike.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import altair as alt
+import jinja2
+import pandas as pd
+from jinja2.utils import htmlsafe_json_dumps
+from markupsafe import Markup
+
+from benchsite.analysis import Analysed
+from benchsite.records import Finding, RenderedPage, Workload
+from benchsite.site import assets, frames
+from benchsite.site.views import ChartView, EvidenceLink, FindingView, finding_view
+
+
+@dataclass(frozen=True)
+class NavItem:
+    """One entry of the navigation present on every page."""
+
+    name: str
+    label: str
+    path: str
+
+
+@dataclass
+class Site:
+    """What a page's ``render(site)`` gets. ``results`` holds every row (prepared, see
+    :func:`benchsite.site.frames.prepare`), ``current`` the newest row of every case."""
+
+    title: str
+    results: pd.DataFrame
+    current: pd.DataFrame
+    analysed: Analysed
+    env: jinja2.Environment
+    workloads: dict[str, Workload]
+    built_at: datetime
+    nav: list[NavItem] = field(default_factory=list)
+    vega_script: str = assets.VEGA_BUNDLE
+    pending_svgs: list[assets.PendingSvg] = field(default_factory=list)
+    row_links: dict[str, EvidenceLink] = field(default_factory=dict)
+
+    @property
+    def findings(self) -> list[Finding]:
+        return self.analysed.findings
+
+    def render(self, template: str, path: str, context: Any, page: str = "") -> RenderedPage:
+        """Render ``template`` with ``ctx=context`` into the file ``path`` of the site."""
+        root = "../" * path.count("/")
+        html = self.env.get_template(template).render(
+            ctx=context, site=self, root=root, path=path, active=page, nav=self.nav
+        )
+        return RenderedPage(path, html)
+
+    def chart(self, chart: alt.TopLevelMixin, title: str, text: str) -> ChartView:
+        """Embed ``chart``: its spec inline, a static SVG fallback, and ``text`` describing it."""
+        spec = chart.to_dict(validate=False)
+        spec_text = json.dumps(spec, sort_keys=True, default=str)
+        svg = assets.svg_path(spec_text)
+        self.pending_svgs.append(assets.PendingSvg(svg, spec_text))
+        chart_id = "chart-" + hashlib.sha256(spec_text.encode()).hexdigest()[:12]
+        return ChartView(chart_id, title, Markup(htmlsafe_json_dumps(spec)), svg, text)
+
+    def workload_path(self, name: str) -> str:
+        return f"workloads/{slug(name)}.html"
+
+    def run_path(self, run_id: str) -> str:
+        return f"runs/{slug(run_id)}.html"
+
+    def finding_views(self, findings: list[Finding]) -> list[FindingView]:
+        """Findings ready for a template, with their evidence rows linked."""
+        hrefs = {name: self.workload_path(name) for name in self.results["workload"].unique()}
+        return [self._finding_view(finding, hrefs) for finding in findings]
+
+    def _finding_view(self, finding: Finding, hrefs: dict[str, str]) -> FindingView:
+        chart = None
+        if finding.chart is not None:
+            chart = self.chart(finding.chart, finding.title, finding.answer)
+        return finding_view(finding, self.row_links, hrefs, chart)
+
+
+def slug(text: str) -> str:
+    """A file-name-safe, readable and collision-free name: ``<script>`` → ``script-1a2b3c``."""
+    readable = "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in str(text)).strip("-.")
+    readable = "-".join(part for part in readable.split("-") if part)[:60]
+    if readable == text:
+        return readable
+    digest = hashlib.sha256(str(text).encode()).hexdigest()[:6]
+    return f"{readable}-{digest}" if readable else digest
+
+
+def row_links(site: Site) -> dict[str, EvidenceLink]:
+    """Where each result row is shown: current rows on their workload page, every other row on
+    its run's page (every row has an anchor ``row-<row_id>`` on its run page)."""
+    results, current_ids = site.results, set(site.current["row_id"])
+    links: dict[str, EvidenceLink] = {}
+    labels = (
+        results["workload"].astype(str)
+        + " · "
+        + results["device"].astype(str)
+        + " · "
+        + results["params_obj"].map(frames.params_text)
+        + " ("
+        + results["host"].astype(str)
+        + ")"
+    )
+    for row_id, workload, run_id, label in zip(
+        results["row_id"], results["workload"], results["run_id"], labels, strict=True
+    ):
+        page = site.workload_path(workload) if row_id in current_ids else site.run_path(run_id)
+        links[row_id] = EvidenceLink(f"{page}#row-{row_id}", label)
+    return links

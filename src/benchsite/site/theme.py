@@ -1,0 +1,70 @@
+"""The Jinja environment every page renders with: the default theme, a user's overrides, and the
+site's filters.
+
+Templates are looked up first in the user's ``--templates`` folder, then in the default theme
+(the ``benchsite.templates`` package). The default theme is also reachable under the prefix
+``default:``, so a user's ``base.html`` can say ``{% extends "default:base.html" %}`` and change
+one block. Autoescaping is on for every template: text from plugins and results is always
+escaped; Markdown goes through :func:`benchsite.site.sanitize.markdown_html`.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+import jinja2
+
+from benchsite.errors import BenchsiteError
+from benchsite.site.sanitize import markdown_html
+from benchsite.units import format_number, format_seconds
+
+DEFAULT_THEME = "benchsite.templates"
+
+
+def template_loader(templates: Path | None) -> jinja2.BaseLoader:
+    """User folder, then the default theme; ``default:<name>`` always means the default theme."""
+    default = jinja2.PackageLoader(DEFAULT_THEME, "")
+    prefixed = jinja2.PrefixLoader({"default": default}, delimiter=":")
+    if templates is None:
+        return jinja2.ChoiceLoader([default, prefixed])
+    if not Path(templates).is_dir():
+        raise BenchsiteError(f"--templates {templates} is not a folder: pass a folder of templates")
+    return jinja2.ChoiceLoader([jinja2.FileSystemLoader(str(templates)), default, prefixed])
+
+
+def make_environment(templates: Path | None = None) -> jinja2.Environment:
+    """The environment with the site's filters; plugins change it in ``prepare_jinja_env``."""
+    env = jinja2.Environment(
+        loader=template_loader(templates),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters.update(
+        seconds=format_seconds,
+        number=format_number,
+        times=format_times,
+        markdown=markdown_html,
+        date=format_date,
+    )
+    return env
+
+
+def format_times(value: float | None) -> str:
+    """A speedup factor: ``12.3×``."""
+    return "–" if value is None or value != value else f"{value:.3g}×"
+
+
+def format_date(value: datetime | None, with_time: bool = True) -> str:
+    if value is None:
+        return "–"
+    return f"{value:%Y-%m-%d %H:%M} UTC" if with_time else f"{value:%Y-%m-%d}"
+
+
+def read_static(env: jinja2.Environment, name: str) -> str:
+    """A theme file (CSS, JS) as text, from the user's folder if it overrides it."""
+    assert env.loader is not None
+    source, _, _ = env.loader.get_source(env, name)
+    return source

@@ -1,0 +1,176 @@
+"""What templates show for one thing: a chart, a case row, a finding, an evidence link.
+
+Templates receive these small records (already formatted numbers, already resolved relative
+links), so that a template never computes and a user's theme can rely on plain fields.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+from markupsafe import Markup
+
+from benchsite.records import Finding
+from benchsite.site.frames import params_text
+from benchsite.site.sanitize import markdown_html
+from benchsite.units import format_number, format_seconds
+
+FAILED = ("error", "crash", "timeout", "oom")
+
+
+@dataclass(frozen=True)
+class ChartView:
+    """One embedded chart: ``spec_json`` (HTML-safe JSON of the Vega-Lite spec), the static SVG
+    for ``<noscript>`` (site-relative path) and the text description for screen readers."""
+
+    id: str
+    title: str
+    spec_json: Markup
+    svg: str
+    text: str
+
+
+@dataclass(frozen=True)
+class CaseRow:
+    """One result row as a table line; ``anchor`` is its element id (``row-<row_id>``)."""
+
+    anchor: str
+    row_id: str
+    host: str
+    device: str
+    workload: str
+    params: str
+    status: str
+    error: str
+    median: str
+    ci: str
+    iqr: str
+    samples: str
+    rate: str
+    flags: tuple[str, ...]
+    run_href: str
+    timestamp: str
+
+    @property
+    def failed(self) -> bool:
+        return self.status in FAILED
+
+
+@dataclass(frozen=True)
+class EvidenceLink:
+    """A link to one result row a finding rests on."""
+
+    href: str
+    label: str
+
+
+@dataclass(frozen=True)
+class FindingView:
+    """A finding ready to show: Markdown already sanitized, numbers formatted, evidence linked."""
+
+    id: str
+    kind: str
+    title: str
+    answer: Markup
+    explanation: Markup
+    strength: str
+    numbers: list[tuple[str, str]]
+    evidence: list[EvidenceLink]
+    evidence_missing: int
+    question: str | None = None
+    verdict: str | None = None
+    workload: str | None = None
+    workload_href: str | None = None
+    scope: list[tuple[str, str]] = field(default_factory=list)
+    chart: ChartView | None = None
+
+
+def case_rows(frame: pd.DataFrame, run_href: dict[str, str]) -> list[CaseRow]:
+    """Table lines for every row of ``frame`` (prepared results), in frame order."""
+    return [_case_row(row, run_href) for row in frame.itertuples(index=False)]
+
+
+def _case_row(row: Any, run_href: dict[str, str]) -> CaseRow:
+    ok = row.status == "ok" and _finite(row.median_s)
+    return CaseRow(
+        anchor=f"row-{row.row_id}",
+        row_id=str(row.row_id),
+        host=str(row.host),
+        device=str(row.device),
+        workload=str(row.workload),
+        params=params_text(row.params_obj),
+        status=str(row.status),
+        error="" if _missing(row.error) else str(row.error),
+        median=format_seconds(row.median_s) if ok else "–",
+        ci=f"{format_seconds(row.ci_low_s)} – {format_seconds(row.ci_high_s)}" if ok else "–",
+        iqr=format_seconds(row.iqr_s) if ok else "–",
+        samples=f"{row.n_samples} × {row.calls_per_sample}" if ok else "–",
+        rate=rate_text(row) if ok else "",
+        flags=tuple(row.flags),
+        run_href=run_href.get(str(row.run_id), ""),
+        timestamp=f"{row.timestamp:%Y-%m-%d %H:%M}",
+    )
+
+
+def rate_text(row: Any) -> str:
+    """The most telling throughput of a row: TFLOP/s, else GB/s, else items/s."""
+    if _finite(row.tflops):
+        return f"{row.tflops:.3g} TFLOP/s"
+    if _finite(row.gbps):
+        return f"{row.gbps:.3g} GB/s"
+    if _finite(row.items_per_s):
+        return f"{format_number(row.items_per_s)} items/s"
+    return ""
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, int | float) and math.isfinite(value)
+
+
+def _missing(value: Any) -> bool:
+    return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
+
+
+def finding_view(
+    finding: Finding,
+    row_labels: dict[str, EvidenceLink],
+    workload_href: dict[str, str],
+    chart: ChartView | None = None,
+    limit: int = 60,
+) -> FindingView:
+    """A finding with its evidence rows resolved to links (at most ``limit`` listed)."""
+    known = [row_labels[row_id] for row_id in finding.evidence if row_id in row_labels]
+    return FindingView(
+        id=_anchor(finding.id),
+        kind=finding.kind,
+        title=finding.title,
+        answer=markdown_html(finding.answer),
+        explanation=markdown_html(finding.explanation),
+        strength=finding.strength,
+        numbers=[(str(key), _value_text(value)) for key, value in finding.numbers.items()],
+        evidence=known[:limit],
+        evidence_missing=len(finding.evidence) - len(known[:limit]),
+        question=finding.question,
+        verdict=finding.verdict,
+        workload=finding.workload,
+        workload_href=workload_href.get(finding.workload or ""),
+        scope=[(str(key), _value_text(value)) for key, value in finding.scope.items()],
+        chart=chart,
+    )
+
+
+def _anchor(text: str) -> str:
+    return "finding-" + "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in text)
+
+
+def _value_text(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    if isinstance(value, list | tuple):
+        return ", ".join(_value_text(item) for item in value)
+    if isinstance(value, dict):
+        return ", ".join(f"{key}: {_value_text(item)}" for key, item in value.items())
+    return str(value)

@@ -1,0 +1,58 @@
+"""Plugin discovery from all three places, isolation of broken plugins, duplicate names."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchsite import registry
+from benchsite.errors import PluginError
+from tests.conftest import TESTS
+
+
+def test_builtins_are_discovered_as_plugins(benchsite_plugins):
+    plugins = benchsite_plugins()
+    workloads = registry.workloads(plugins)
+    assert {"matmul", "mlp-train"} <= set(workloads)
+    source = plugins.infos[workloads["matmul"].plugin].source
+    assert source == "builtin"
+    assert "cpu" in registry.devices(plugins)
+
+
+def test_plugin_file_given_on_the_command_line(benchsite_plugins):
+    plugins = benchsite_plugins(str(TESTS / "plugins" / "casebook.py"))
+    workloads = registry.workloads(plugins)
+    assert workloads["case-raise"].plugin == "casebook"
+    assert plugins.infos["casebook"].hooks == ("register_workloads",)
+
+
+def test_plugin_folder_loads_every_module_and_reports_the_broken_one(benchsite_plugins):
+    plugins = benchsite_plugins(str(TESTS / "plugins"))
+    assert "broken_import" in {info.name for info in plugins.load_errors}
+    error = plugins.infos["broken_import"].error
+    assert "ImportError: this plugin is broken on purpose" in error
+    # the folder's other plugins still load; the duplicate among them is caught on collection
+    assert "casebook" in plugins.infos and not plugins.infos["casebook"].error
+
+
+def test_broken_plugin_is_fatal_when_strict(benchsite_plugins):
+    with pytest.raises(PluginError, match="broken_import"):
+        benchsite_plugins(str(TESTS / "plugins" / "broken_import.py"), strict=True)
+
+
+def test_duplicate_workload_names_are_an_error_naming_both(benchsite_plugins):
+    plugins = benchsite_plugins(str(TESTS / "plugins" / "duplicate_matmul.py"))
+    with pytest.raises(PluginError) as caught:
+        registry.workloads(plugins)
+    message = str(caught.value)
+    assert "'matmul'" in message and "duplicate_matmul" in message and "workload_matmul" in message
+
+
+def test_module_name_given_on_the_command_line(benchsite_plugins, monkeypatch):
+    monkeypatch.syspath_prepend(str(TESTS / "plugins"))
+    plugins = benchsite_plugins("casebook")
+    assert "case-sleep" in registry.workloads(plugins)
+
+
+def test_missing_plugin_file_is_one_clear_error(benchsite_plugins):
+    with pytest.raises(PluginError, match="does not exist"):
+        benchsite_plugins("no/such/plugin.py")

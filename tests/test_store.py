@@ -1,0 +1,63 @@
+"""The Parquet store: canonical schema on write and read, additive evolution, compaction."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from benchsite import store
+
+
+def a_row(**values):
+    row = {"row_id": "r1", "run_id": "run1", "host": "h", "workload": "w", "status": "ok"}
+    return {**row, **values}
+
+
+def test_round_trip_keeps_every_column(tmp_path):
+    row = a_row(samples_s=[0.1, 0.2], params={"size": 8}, metrics={"nvml.energy_j": 1.5})
+    store.write_rows(tmp_path, "h", "run1", [row])
+    frame = store.read_results(tmp_path)
+    assert list(frame.columns) == store.SCHEMA.names
+    assert list(frame.loc[0, "samples_s"]) == [0.1, 0.2]
+    assert store.expand_json(frame, "params").loc[0, "size"] == 8
+    assert store.decode_json(frame, "metrics")[0] == {"nvml.energy_j": 1.5}
+
+
+def test_file_written_before_a_column_existed_reads_it_as_null(tmp_path):
+    old_schema = pa.schema(
+        [field for field in store.SCHEMA if field.name not in ("ranks", "world_size")]
+    )
+    old = store.to_table([a_row(row_id="old", world_size=None)]).select(old_schema.names)
+    folder = store.run_dir(tmp_path, "h", "run0")
+    folder.mkdir(parents=True)
+    pq.write_table(old, folder / "part-old.parquet")
+    store.write_rows(
+        tmp_path, "h", "run1", [a_row(row_id="new", world_size=2, ranks=[{"rank": 0}])]
+    )
+    frame = store.read_results(tmp_path).set_index("row_id")
+    assert frame.loc["new", "world_size"] == 2 and frame.loc["new", "ranks"] == '[{"rank": 0}]'
+    assert frame["world_size"].isna()["old"] and frame["ranks"].isna()["old"]
+
+
+def test_compaction_keeps_rows_and_leaves_one_file(tmp_path):
+    for index in range(5):
+        store.write_rows(tmp_path, "h", "run1", [a_row(row_id=f"r{index}")])
+    store.compact_run(tmp_path, "h", "run1")
+    files = list(store.run_dir(tmp_path, "h", "run1").glob("*.parquet"))
+    assert len(files) == 1
+    assert sorted(store.read_results(tmp_path)["row_id"]) == [f"r{i}" for i in range(5)]
+
+
+def test_schema_version_is_in_the_file_metadata(tmp_path):
+    path = store.write_rows(tmp_path, "h", "run1", [a_row()])
+    metadata = pq.read_schema(path).metadata
+    assert metadata[b"benchsite.schema_version"] == str(store.SCHEMA_VERSION).encode()
+
+
+def test_unknown_columns_are_refused(tmp_path):
+    import pytest
+
+    from benchsite.errors import StoreError
+
+    with pytest.raises(StoreError, match="schema lacks"):
+        store.write_rows(tmp_path, "h", "run1", [a_row(bogus=1)])
