@@ -1,0 +1,57 @@
+"""Small aggregated Altair charts for findings (a few dozen points each, data inlined).
+
+Charts are pure functions from a data frame to an Altair chart; a finding works without one,
+so when Altair is not installed (it is in the ``site`` extra) they return ``None``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+MAX_POINTS = 400
+
+
+def _altair() -> Any:
+    try:
+        import altair as alt
+    except ImportError:
+        return None
+    return alt
+
+
+def ratio_chart(data: pd.DataFrame, x: str, title: str, color: str | None = None) -> Any:
+    """A ratio (``value`` with ``low``/``high``) against ``x`` on log axes, a line at 1×."""
+    alt = _altair()
+    if alt is None or data.empty or len(data) > MAX_POINTS:
+        return None
+    encode_color = {"color": alt.Color(f"{color}:N", title=None)} if color else {}
+    base = alt.Chart(data).encode(x=alt.X(f"{x}:Q", scale=alt.Scale(type="log"), title=x))
+    band = base.mark_errorbar().encode(
+        y=alt.Y("low:Q", scale=alt.Scale(type="log"), title="ratio (×)"),
+        y2="high:Q",
+        **encode_color,
+    )
+    line = base.mark_line(point=True).encode(
+        y="value:Q", tooltip=[x, "value", "low", "high"], **encode_color
+    )
+    one = alt.Chart(pd.DataFrame({"one": [1.0]})).mark_rule(strokeDash=[4, 4]).encode(y="one:Q")
+    return (band + line + one).properties(title=title, width=360, height=220)
+
+
+def line_chart(
+    data: pd.DataFrame, x: str, y: str, title: str, color: str | None = None, log_x: bool = True
+) -> Any:
+    """``y`` against ``x`` (one line per ``color``), log x axis by default."""
+    alt = _altair()
+    if alt is None or data.empty or len(data) > MAX_POINTS:
+        return None
+    scale = alt.Scale(type="log") if log_x else alt.Scale()
+    encode_color = {"color": alt.Color(f"{color}:N", title=None)} if color else {}
+    return (
+        alt.Chart(data)
+        .mark_line(point=True)
+        .encode(x=alt.X(f"{x}:Q", scale=scale), y=alt.Y(f"{y}:Q"), tooltip=[x, y], **encode_color)
+        .properties(title=title, width=360, height=220)
+    )

@@ -1,0 +1,152 @@
+"""Which batch size pays? Throughput (items/s) against batch size on each device.
+
+A bigger batch keeps a GPU's thousands of lanes busy, until it does not. For each series of
+cases that differ only in ``batch``, the saturation point is the first measured batch after
+which throughput grows by less than 10% to the next measured batch: beyond it, a larger batch
+buys mostly latency and memory. The finding gives the items/s there on each device.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+from benchsite.plugins._charts import line_chart
+from benchsite.plugins._findings import (
+    case_text,
+    device_label,
+    finding,
+    latest_ok,
+    per_frame,
+    percent,
+    with_case,
+)
+
+from benchsite import Analysis, Finding, hookimpl
+from benchsite.units import format_number
+
+GROWTH = 0.10
+
+
+@dataclass(frozen=True)
+class Saturation:
+    """Where throughput of one series stops growing: ``batch`` (``None`` if it never does)."""
+
+    host: str
+    device: str
+    workload: str
+    case: str
+    batch: float | None
+    items_per_s: float
+    largest: float
+    largest_items_per_s: float
+    points: tuple[tuple[float, float], ...]
+    evidence: tuple[str, ...]
+
+
+@hookimpl
+def register_analyses() -> list[Analysis]:
+    return [
+        Analysis(
+            name="batch-scaling",
+            description="Throughput vs batch per device; the batch beyond which it grows <10%.",
+            analyze=batch_scaling_findings,
+        )
+    ]
+
+
+def saturation_table(results: pd.DataFrame) -> list[Saturation]:
+    return per_frame("saturation", results, lambda: _build(results))
+
+
+def _build(results: pd.DataFrame) -> list[Saturation]:
+    rows = latest_ok(results)
+    if rows.empty:
+        return []
+    rows = rows[(rows["axis"] == "batch") & rows["items_per_s"].notna()]
+    rows = rows.assign(
+        series=[case_text(p, skip=["batch"]) for p in rows["p"]],
+        label=[device_label(r) for r in rows.itertuples()],
+    )
+    out = []
+    for _, series in rows.groupby(["host", "label", "workload", "series"], sort=True):
+        if series["axis_value"].nunique() >= 2:
+            out.append(saturation(series.sort_values("axis_value")))
+    return out
+
+
+def saturation(series: pd.DataFrame) -> Saturation:
+    """The saturation point of one series sorted by batch (see the module docstring)."""
+    xs, ys = list(series["axis_value"].astype(float)), list(series["items_per_s"].astype(float))
+    index = next((i for i in range(len(ys) - 1) if ys[i + 1] < ys[i] * (1 + GROWTH)), None)
+    first = series.iloc[0]
+    return Saturation(
+        host=str(first.host), device=str(first.label), workload=str(first.workload),
+        case=str(first.series), batch=xs[index] if index is not None else None,
+        items_per_s=ys[index] if index is not None else ys[-1], largest=xs[-1],
+        largest_items_per_s=ys[-1], points=tuple(zip(xs, ys, strict=True)),
+        evidence=tuple(series["row_id"]),
+    )  # fmt: skip
+
+
+def batch_scaling_findings(results: pd.DataFrame) -> list[Finding]:
+    grouped: dict[tuple[str, str, str], list[Saturation]] = {}
+    for item in saturation_table(results):
+        grouped.setdefault((item.host, item.workload, item.case), []).append(item)
+    return [_finding(items) for items in grouped.values()]
+
+
+def describe(s: Saturation) -> str:
+    """One sentence for one device."""
+    if s.batch is None:
+        return (
+            f"on the {s.device}, throughput still grows at the largest measured batch "
+            f"({s.largest:.0f}: {format_number(s.largest_items_per_s)} items/s)"
+        )
+    gain = _gain_after(s)
+    return (
+        f"on the {s.device}, throughput grows less than {percent(GROWTH)} beyond batch "
+        f"{s.batch:.0f} ({format_number(s.items_per_s)} items/s there; next measured batch "
+        f"{gain})"
+    )
+
+
+def _gain_after(s: Saturation) -> str:
+    xs = [x for x, _ in s.points]
+    index = xs.index(s.batch)
+    x_next, y_next = s.points[index + 1]
+    return f"{x_next:.0f} gives {y_next / s.items_per_s:.2f}× the throughput"
+
+
+def _finding(items: list[Saturation]) -> Finding:
+    head = items[0]
+    answer = (
+        f"{with_case(head.workload, head.case)}: " + "; ".join(describe(s) for s in items) + "."
+    )
+    data = pd.DataFrame(
+        [(s.device, x, y) for s in items for x, y in s.points],
+        columns=["device", "batch", "items_per_s"],
+    )
+    return finding(
+        "batch-scaling",
+        [head.host, head.workload, head.case],
+        f"{head.workload}: which batch size saturates each device",
+        answer,
+        explanation=(
+            "Throughput is items (samples) per second of the median call. Batch sizes are the "
+            "measured ones; saturation means the step to the next measured batch adds less "
+            f"than {percent(GROWTH)}."
+        ),
+        numbers={
+            s.device: {"saturation_batch": s.batch, "items_per_s": s.items_per_s} for s in items
+        },
+        evidence=[row for s in items for row in s.evidence],
+        scope={
+            "hosts": [head.host],
+            "devices": [s.device for s in items],
+            "workloads": [head.workload],
+        },
+        strength="moderate",
+        chart=line_chart(data, "batch", "items_per_s", "Throughput vs batch", "device"),
+        workload=head.workload,
+    )

@@ -1,0 +1,129 @@
+"""How close does each workload run to the hardware? Achieved TFLOP/s and GB/s as a share of
+this device's measured peak.
+
+The measured peak of a device is its best ``matmul`` TFLOP/s (per precision, else the best of
+any precision) and its best ``copy`` GB/s in the store: what this device, with this software,
+demonstrably reaches. A datasheet peak would flatter nobody; a share of the measured one tells
+a reader how much a workload leaves on the table.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+from benchsite.plugins._findings import device_label, finding, latest_ok, percent, precision_of
+
+from benchsite import Analysis, Finding, hookimpl
+from benchsite.units import format_number
+
+PEAK_FLOPS, PEAK_BYTES = "matmul", "copy"
+
+
+@hookimpl
+def register_analyses() -> list[Analysis]:
+    return [
+        Analysis(
+            name="efficiency",
+            description="Achieved TFLOP/s and GB/s as a share of the device's measured peak.",
+            analyze=efficiency_findings,
+        )
+    ]
+
+
+def measured_peaks(rows: pd.DataFrame) -> dict[tuple[str, str], dict[str, Any]]:
+    """(host, device) → best matmul TFLOP/s overall and per precision, best copy GB/s, rows."""
+    peaks: dict[tuple[str, str], dict[str, Any]] = {}
+    for row in rows.itertuples():
+        entry = peaks.setdefault((str(row.host), str(row.device)), {"tflops": {}, "rows": {}})
+        if row.workload == PEAK_FLOPS and _num(row.tflops):
+            key = precision_of(row.p)
+            if row.tflops > entry["tflops"].get(key, 0):
+                entry["tflops"][key], entry["rows"][key] = float(row.tflops), str(row.row_id)
+        if row.workload == PEAK_BYTES and _num(row.gbps) and row.gbps > entry.get("gbps", 0):
+            entry["gbps"], entry["rows"]["gbps"] = float(row.gbps), str(row.row_id)
+    return peaks
+
+
+def _num(value: Any) -> bool:
+    return isinstance(value, int | float) and value == value and value > 0
+
+
+def efficiency_findings(results: pd.DataFrame) -> list[Finding]:
+    rows = latest_ok(results)
+    if rows.empty:
+        return []
+    peaks = measured_peaks(rows)
+    findings = [_peak_finding(key, peak, rows) for key, peak in peaks.items()
+                if peak["tflops"] or peak.get("gbps")]
+    measured = rows[~rows["workload"].isin([PEAK_FLOPS, PEAK_BYTES])]
+    for (host, device, _workload), group in measured.groupby(["host", "device", "workload"],
+                                                             observed=True, sort=True):
+        peak = peaks.get((str(host), str(device)))
+        shares = _shares(group, peak) if peak else []
+        if shares:
+            findings.append(_share_finding(group, shares, peak))
+    return findings
+
+
+def _peak_finding(key: tuple[str, str], peak: dict[str, Any], rows: pd.DataFrame) -> Finding:
+    host, device = key
+    row = rows[(rows["host"] == host) & (rows["device"] == device)].iloc[0]
+    parts = [f"{value:.3g} TFLOP/s ({precision})" for precision, value in
+             sorted(peak["tflops"].items(), key=lambda item: -item[1])]
+    if peak.get("gbps"):
+        parts.append(f"{peak['gbps']:.3g} GB/s memory copy")
+    label = device_label(row)
+    return finding(
+        "efficiency",
+        [host, device, "peak"],
+        f"Measured peak of the {label}",
+        f"The {label} on {host} reaches at best " + ", ".join(parts) + ".",
+        explanation=(
+            "Best matmul throughput per precision and best copy bandwidth in this store: the "
+            "ceilings the other workloads on this device are compared with."
+        ),
+        numbers={"tflops": peak["tflops"], "gbps": peak.get("gbps")},
+        evidence=list(peak["rows"].values()),
+        scope={"hosts": [host], "devices": [label]},
+        strength="moderate",
+    )
+
+
+def _shares(group: pd.DataFrame, peak: dict[str, Any]) -> list[tuple[Any, str, float]]:
+    """(row, unit, share of peak) for each row with a rate the peak can divide."""
+    out = []
+    for row in group.itertuples():
+        flop_peak = peak["tflops"].get(precision_of(row.p)) or max(peak["tflops"].values(),
+                                                                    default=None)
+        if _num(row.tflops) and flop_peak:
+            out.append((row, "TFLOP/s", float(row.tflops) / flop_peak))
+        elif _num(row.gbps) and peak.get("gbps"):
+            out.append((row, "GB/s", float(row.gbps) / peak["gbps"]))
+    return out
+
+
+def _share_finding(group: pd.DataFrame, shares: list[tuple[Any, str, float]],
+                   peak: dict[str, Any]) -> Finding:
+    best_row, unit, best = max(shares, key=lambda item: item[2])
+    typical = sorted(share for _, _, share in shares)[len(shares) // 2]
+    label = device_label(best_row)
+    rate = best_row.tflops if unit == "TFLOP/s" else best_row.gbps
+    return finding(
+        "efficiency",
+        [best_row.host, best_row.device, best_row.workload],
+        f"{best_row.workload}: share of the {label}'s measured peak",
+        f"{best_row.workload} reaches at best {percent(best)} of the {label}'s measured peak "
+        f"{unit} ({format_number(rate)}{unit}), typically {percent(typical)}.",
+        explanation=(
+            f"Over {len(shares)} cases. The peak is this device's best matmul (compute) or copy "
+            "(memory) result in the store; a low share means the workload is bound by something "
+            "else: launch overhead at small sizes, memory traffic, or the CPU feeding the GPU."
+        ),
+        numbers={"best_share": best, "typical_share": typical, "unit": unit},
+        evidence=[str(row.row_id) for row, _, _ in shares] + list(peak["rows"].values()),
+        scope={"hosts": [str(best_row.host)], "devices": [label],
+               "workloads": [str(best_row.workload)]},
+        strength="moderate",
+        workload=str(best_row.workload),
+    )

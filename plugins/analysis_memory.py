@@ -1,0 +1,217 @@
+"""How much memory do I need? Peak memory per sample, and the largest batch each device fits.
+
+For every batch-swept series with memory metrics, a straight line through peak memory against
+batch separates the fixed part (weights, optimizer state, workspaces) from the part each sample
+adds (activations); on the GPU the peak is PyTorch's allocated memory, on the CPU the worker's
+resident memory above its baseline. The ``max-batch`` workload gives the largest training batch
+that fits on each device (on the CPU within a memory budget, so the machine never swaps), and
+out-of-memory failures are reported: where the CPU fits a larger batch than the GPU, the GPU's
+memory, not its speed, is the limit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from benchsite.plugins._findings import (
+    bytes_text,
+    case_text,
+    decoded,
+    device_label,
+    finding,
+    latest_ok,
+    metric,
+    per_frame,
+    with_case,
+)
+
+from benchsite import Analysis, Finding, hookimpl
+
+MAX_BATCH = "max-batch"
+PEAK_METRIC = {"cpu": "memory.cpu_peak_rss_bytes", "cuda": "memory.gpu_peak_allocated_bytes"}
+
+
+@dataclass(frozen=True)
+class MemoryLine:
+    """Peak memory of one series: ``per_sample`` bytes each sample adds, ``fixed`` bytes."""
+
+    host: str
+    device: str
+    kind: str
+    workload: str
+    case: str
+    per_sample: float
+    fixed: float | None
+    largest_batch: float
+    largest_peak: float
+    evidence: tuple[str, ...]
+
+
+@hookimpl
+def register_analyses() -> list[Analysis]:
+    return [
+        Analysis(
+            name="memory",
+            description="Peak memory per sample per device, the largest batch that fits.",
+            analyze=memory_findings,
+        )
+    ]
+
+
+def memory_lines(results: pd.DataFrame) -> list[MemoryLine]:
+    return per_frame("memory-lines", results, lambda: _lines(results))
+
+
+def _lines(results: pd.DataFrame) -> list[MemoryLine]:
+    rows = latest_ok(results)
+    if rows.empty:
+        return []
+    rows = rows[(rows["axis"] == "batch") & (rows["workload"] != MAX_BATCH)]
+    peaks = [metric(r, PEAK_METRIC.get(str(r.device_kind), "")) for r in rows.itertuples()]
+    rows = rows.assign(peak=peaks, series=[case_text(p, skip=["batch"]) for p in rows["p"]])
+    rows = rows[rows["peak"].notna() & (rows["peak"] > 0)]
+    rows = rows.assign(label=[device_label(r) for r in rows.itertuples()])
+    return [
+        _line(s.sort_values("axis_value"))
+        for _, s in rows.groupby(["host", "label", "workload", "series"], sort=True)
+    ]
+
+
+def _line(series: pd.DataFrame) -> MemoryLine:
+    batches, peaks = series["axis_value"].astype(float), series["peak"].astype(float)
+    head, last = series.iloc[0], series.iloc[-1]
+    if batches.nunique() >= 2:
+        slope, intercept = np.polyfit(batches, peaks, 1)
+        per_sample, fixed = max(float(slope), 0.0), max(float(intercept), 0.0)
+    else:
+        per_sample, fixed = float(last.peak) / float(last.axis_value), None
+    return MemoryLine(
+        host=str(head.host), device=str(head.label), kind=str(head.device_kind),
+        workload=str(head.workload), case=str(head.series), per_sample=per_sample, fixed=fixed,
+        largest_batch=float(last.axis_value), largest_peak=float(last.peak),
+        evidence=tuple(series["row_id"]),
+    )  # fmt: skip
+
+
+def max_batches(results: pd.DataFrame) -> pd.DataFrame:
+    """The newest ``max-batch`` result per host, device and case, with its memory budget."""
+    rows = latest_ok(results)
+    if rows.empty:
+        return rows
+    rows = rows[rows["workload"] == MAX_BATCH]
+    return rows.assign(
+        max_batch=[metric(r, "max_batch") for r in rows.itertuples()],
+        limit=[metric(r, "max_batch_limit_bytes") for r in rows.itertuples()],
+        label=[device_label(r) for r in rows.itertuples()],
+        case=[case_text(p) for p in rows["p"]],
+    ).dropna(subset=["max_batch"])
+
+
+def memory_findings(results: pd.DataFrame) -> list[Finding]:
+    grouped: dict[tuple[str, str, str], list[MemoryLine]] = {}
+    for line in memory_lines(results):
+        grouped.setdefault((line.host, line.workload, line.case), []).append(line)
+    findings = [_line_finding(lines) for lines in grouped.values()]
+    table = max_batches(results)
+    for (host, case), group in table.groupby(["host", "case"], sort=True) if len(table) else []:
+        findings.append(_max_batch_finding(str(host), str(case), group, results))
+    return findings
+
+
+def describe_line(line: MemoryLine) -> str:
+    fixed = f" plus {bytes_text(line.fixed)} fixed" if line.fixed is not None else ""
+    return (
+        f"on the {line.device}, about {bytes_text(line.per_sample)} per sample{fixed} "
+        f"({bytes_text(line.largest_peak)} at batch {line.largest_batch:.0f})"
+    )
+
+
+def _line_finding(lines: list[MemoryLine]) -> Finding:
+    head = lines[0]
+    return finding(
+        "memory",
+        [head.host, head.workload, head.case],
+        f"{head.workload}: memory per sample",
+        f"{with_case(head.workload, head.case)} needs "
+        + "; ".join(describe_line(x) for x in lines)
+        + ".",
+        explanation=(
+            "Per-sample memory is the slope of a straight line through peak memory against "
+            "batch size; the fixed part is its intercept (weights, gradients, optimizer state, "
+            "workspaces). GPU: PyTorch's peak allocated memory. CPU: the worker's peak resident "
+            "memory above its baseline, which also counts allocator caches, so it is rougher."
+        ),
+        numbers={
+            x.device: {"bytes_per_sample": x.per_sample, "fixed_bytes": x.fixed} for x in lines
+        },
+        evidence=[row for x in lines for row in x.evidence],
+        scope={
+            "hosts": [head.host],
+            "devices": [x.device for x in lines],
+            "workloads": [head.workload],
+        },
+        strength="moderate" if all(x.fixed is not None for x in lines) else "weak",
+        workload=head.workload,
+    )
+
+
+def _max_batch_finding(host: str, case: str, group: pd.DataFrame, results: pd.DataFrame) -> Finding:
+    parts = [_fits(row) for row in group.itertuples()]
+    verdict = memory_verdict(group)
+    ooms = oom_rows(results, host)
+    return finding(
+        "memory",
+        [host, MAX_BATCH, case],
+        "Largest batch that fits" + (f" ({case})" if case else ""),
+        f"On {host}, the largest training batch that fits: " + "; ".join(parts) + f". {verdict}",
+        explanation=(
+            "Found by searching batch sizes until memory runs out; on the CPU the search stops "
+            "at a memory budget (so the machine never swaps), so the CPU number is a floor set "
+            "by that budget, not by the hardware."
+            + (f" {len(ooms)} case(s) on this host failed with out-of-memory." if ooms else "")
+        ),
+        numbers={
+            r.label: {"max_batch": r.max_batch, "limit_bytes": r.limit} for r in group.itertuples()
+        },
+        evidence=list(group["row_id"]) + ooms,
+        scope={"hosts": [host], "devices": list(group["label"]), "workloads": [MAX_BATCH]},
+        strength="moderate",
+        workload=MAX_BATCH,
+    )
+
+
+def _fits(row: Any) -> str:
+    budget = (
+        f" (within a {bytes_text(row.limit)} budget)"
+        if row.limit == row.limit and row.limit
+        else ""
+    )
+    return f"{row.max_batch:,.0f} on the {row.label}{budget}"
+
+
+def memory_verdict(group: pd.DataFrame) -> str:
+    """Which device's memory limits the batch, in one sentence."""
+    cpu = group[group["device_kind"] == "cpu"]["max_batch"]
+    gpu = group[group["device_kind"] != "cpu"]["max_batch"]
+    if cpu.empty or gpu.empty:
+        return "Only one kind of device was measured, so there is nothing to compare."
+    if cpu.max() > gpu.min():
+        return (
+            f"The CPU fits {cpu.max() / gpu.min():.1f}× the batch of the smallest GPU: for "
+            "this model, GPU memory, not speed, is the limit on batch size."
+        )
+    return "The GPU fits at least as large a batch as the CPU's budget allows."
+
+
+def oom_rows(results: pd.DataFrame, host: str | None = None) -> list[str]:
+    """Row ids of out-of-memory failures (optionally on one host)."""
+    rows = decoded(results)
+    if rows.empty:
+        return []
+    hit = rows[rows["status"] == "oom"]
+    if host is not None:
+        hit = hit[hit["host"] == host]
+    return list(hit["row_id"])

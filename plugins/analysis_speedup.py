@@ -1,0 +1,156 @@
+"""How much faster is the GPU than the CPU? One finding per host, GPU and workload.
+
+Each case measured on both devices gives a speedup (CPU median / GPU median) with a bootstrap
+95% confidence interval from the stored samples; the finding names the best and the worst case,
+and always states the precision of both sides and whether the GPU time includes host↔device
+copies, because a speedup without those two facts cannot be compared with anything.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+from benchsite.plugins._charts import ratio_chart
+from benchsite.plugins._findings import (
+    case_text,
+    faster,
+    finding,
+    not_measured,
+    ok_rows,
+    ratio,
+    ratio_ci,
+    strength_of_ratio,
+    transfer_text,
+)
+from benchsite.plugins._speedups import speedup_table
+
+from benchsite import Analysis, Finding, hookimpl
+
+NO_GPU_ADVICE = (
+    "Run `benchsite run` on a machine with a CUDA GPU (or Apple MPS) into the same store, then "
+    "rebuild the site: every workload is then measured on both the CPU and the GPU."
+)
+
+
+@hookimpl
+def register_analyses() -> list[Analysis]:
+    return [
+        Analysis(
+            name="speedup",
+            description="GPU over CPU per workload and case, ratio of medians with a 95% CI.",
+            analyze=speedup_findings,
+        )
+    ]
+
+
+def speedup_findings(results: pd.DataFrame) -> list[Finding]:
+    table = speedup_table(results)
+    if table.empty:
+        return [no_gpu_finding(results)]
+    groups = table.groupby(["host", "gpu_device", "workload"], sort=True)
+    return [workload_speedup(group) for _, group in groups]
+
+
+def no_gpu_finding(results: pd.DataFrame) -> Finding:
+    """Said plainly: the store holds no case measured on both a CPU and a GPU."""
+    rows = ok_rows(results)
+    kinds = sorted(set(rows["device_kind"].astype(str))) if not rows.empty else []
+    if not kinds:
+        held = "The store holds no successful measurement yet."
+    elif kinds == ["cpu"]:
+        held = "Only the CPU was measured: no GPU was found on the machines that ran."
+    else:
+        held = "No case was measured on both a CPU and a GPU of the same host."
+    return not_measured(
+        "speedup",
+        ["no-gpu"],
+        "GPU vs CPU speedup: not measured",
+        f"No GPU speedup can be given from this store. {held}",
+        explanation=NO_GPU_ADVICE,
+    )
+
+
+def workload_speedup(group: pd.DataFrame) -> Finding:
+    """The speedup range of one workload on one GPU of one host: best and worst case."""
+    first = group.iloc[0]
+    best, worst = group.loc[group["speedup"].idxmax()], group.loc[group["speedup"].idxmin()]
+    answer = headline(first, best, worst, len(group))
+    lines = [
+        f"- Best case, {case_text(best.params)}: {ratio_ci(best.speedup, best.low, best.high)} "
+        f"({best.cpu_median_s * 1e3:.3g} ms on the CPU vs {best.gpu_median_s * 1e3:.3g} ms).",
+        f"- Worst case, {case_text(worst.params)}: "
+        f"{ratio_ci(worst.speedup, worst.low, worst.high)}.",
+        f"- Precision: {_precisions(group)} on both devices; {_transfers(group)}.",
+        "- Speedup = CPU median time / GPU median time; the interval is a bootstrap over the "
+        "stored per-call samples, so it reflects measurement noise, not other machines.",
+    ]
+    return finding(
+        "speedup",
+        [first.host, first.gpu_device, first.workload],
+        f"{first.workload}: {first.gpu_label} vs CPU",
+        answer,
+        explanation="\n".join(lines),
+        numbers=_numbers(group, best, worst),
+        evidence=list(group["cpu_row"]) + list(group["gpu_row"]),
+        scope={
+            "hosts": [first.host],
+            "devices": [first.gpu_label, first.cpu_label],
+            "workloads": [first.workload],
+        },
+        strength=strength_of_ratio(best.low, best.high, len(group)),
+        chart=_chart(group),
+        workload=first.workload,
+    )
+
+
+def headline(first: pd.Series, best: pd.Series, worst: pd.Series, cases: int) -> str:
+    """One sentence: how much faster, on which devices, best and worst case."""
+    where = f"On {first.host}, {first.workload} runs"
+    devices = f"on the {first.gpu_label} than on the {first.cpu_label}"
+    if cases == 1:
+        return f"{where} {faster(best.speedup)} {devices}."
+    if worst.speedup >= 1:
+        return (f"{where} {ratio(worst.speedup)} to {ratio(best.speedup)} faster {devices} "
+                f"({cases} cases; best: {case_text(best.params)}).")
+    if best.speedup < 1:
+        return (f"{where} slower {devices} in all {cases} cases "
+                f"({ratio(1 / best.speedup)} to {faster(worst.speedup)}).")
+    return (
+        f"{where} up to {faster(best.speedup)} {devices} ({case_text(best.params)}), but in its "
+        f"worst case ({case_text(worst.params)}) the GPU is {faster(worst.speedup)}."
+    )
+
+
+def _precisions(group: pd.DataFrame) -> str:
+    return ", ".join(sorted(set(group["precision"])))
+
+
+def _transfers(group: pd.DataFrame) -> str:
+    values = set(group["include_transfer"])
+    if values == {True, False}:
+        return "cases with and without host↔device copies in the GPU time are listed separately"
+    return transfer_text({"include_transfer": values == {True}})
+
+
+def _numbers(group: pd.DataFrame, best: pd.Series, worst: pd.Series) -> dict[str, object]:
+    return {
+        "best_speedup": best.speedup, "best_ci": [best.low, best.high],
+        "best_case": case_text(best.params),
+        "worst_speedup": worst.speedup, "worst_ci": [worst.low, worst.high],
+        "worst_case": case_text(worst.params),
+        "cases": len(group), "precisions": sorted(set(group["precision"])),
+        "include_transfer": sorted(bool(v) for v in set(group["include_transfer"])),
+    }  # fmt: skip
+
+
+def _chart(group: pd.DataFrame) -> object:
+    if group["axis_value"].isna().any():
+        return None
+    data = pd.DataFrame({
+        "x": group["axis_value"], "value": group["speedup"], "low": group["low"],
+        "high": group["high"],
+        "case": [case_text(p, skip=[str(a)]) for p, a in zip(group["params"], group["axis"],
+                                                                 strict=True)],
+    })  # fmt: skip
+    axis = str(group["axis"].iloc[0])
+    chart = ratio_chart(data.rename(columns={"x": axis}), axis, "GPU speedup over CPU", "case")
+    return chart
