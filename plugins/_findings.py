@@ -83,6 +83,12 @@ def ok_rows(frame: pd.DataFrame) -> pd.DataFrame:
     return rows[good.astype(bool)]
 
 
+def keep(rows: pd.DataFrame, column: str, predicate: Callable[[Any], bool]) -> pd.DataFrame:
+    """The rows whose ``column`` value satisfies ``predicate`` (safe on an empty frame)."""
+    chosen = [bool(predicate(value)) for value in rows[column]] if column in rows else []
+    return rows.loc[pd.Series(chosen, index=rows.index[: len(chosen)], dtype=bool)]
+
+
 def newest(
     rows: pd.DataFrame, keys: Iterable[str] = ("host", "device", "case_key")
 ) -> pd.DataFrame:

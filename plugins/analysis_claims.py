@@ -213,7 +213,7 @@ def data_parallel(results: pd.DataFrame) -> Finding:
     if not found:
         return untested("data-parallel", claim, "Run `benchsite run -w ddp-train` on a machine "
                         "with several GPUs.")
-    effs = [max(f.numbers["efficiency"].items()) for f in found]
+    effs = [max((int(n), e) for n, e in f.numbers["efficiency"].items()) for f in found]
     gains = [n * e for n, e in effs]
     evidence = [r for f in found for r in f.evidence]
     v = "supported" if min(gains) > 1.1 else "contradicted" if max(gains) <= 1.1 else "depends"

@@ -13,7 +13,15 @@ from typing import Any
 
 import pandas as pd
 from benchsite.plugins._charts import line_chart
-from benchsite.plugins._findings import case_text, finding, info_value, latest_ok, percent, ratio
+from benchsite.plugins._findings import (
+    case_text,
+    finding,
+    info_value,
+    keep,
+    latest_ok,
+    percent,
+    ratio,
+)
 
 from benchsite import Analysis, Finding, hookimpl
 
@@ -39,7 +47,9 @@ def thread_curves(results: pd.DataFrame) -> list[pd.DataFrame]:
     if rows.empty:
         return []
     rows = rows[(rows["workload"] == WORKLOAD) & (rows["device_kind"] == "cpu")]
-    rows = rows[rows["p"].map(lambda p: "threads" in p)]
+    rows = keep(rows, "p", lambda p: "threads" in p)
+    if rows.empty:
+        return []
     rows = rows.assign(
         threads_param=rows["p"].map(lambda p: int(p["threads"])),
         series=rows["p"].map(lambda p: case_text(p, skip=["threads"])),

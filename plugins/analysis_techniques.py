@@ -19,6 +19,7 @@ from benchsite.plugins._findings import (
     case_text,
     device_label,
     finding,
+    keep,
     latest_ok,
     metric,
     per_frame,
@@ -87,7 +88,7 @@ def _effects(results: pd.DataFrame) -> list[Effect]:
     for name, (baseline, _) in TECHNIQUES.items():
         if rows.empty:
             break
-        with_param = rows[rows["p"].map(lambda p, name=name: name in p)]
+        with_param = keep(rows, "p", lambda p, name=name: name in p)
         bases = {_key(r, name): r for r in with_param.itertuples() if r.p[name] == baseline}
         for row in with_param.itertuples():
             base = bases.get(_key(row, name))

@@ -1,0 +1,130 @@
+"""CPU threads, batch scaling, memory, techniques, efficiency, energy, multi-GPU and hosts on
+constructed results with known answers."""
+
+from __future__ import annotations
+
+import pytest
+from analysis_frames import CPU_INFO, frame, row
+from benchsite.plugins import (
+    analysis_batch_scaling,
+    analysis_cpu_threads,
+    analysis_efficiency,
+    analysis_energy_cost,
+    analysis_hosts,
+    analysis_memory,
+    analysis_multi_gpu,
+    analysis_techniques,
+)
+
+QUOTA_2 = {**CPU_INFO, "cgroup_cpu_quota": 2.0, "usable_cpus": 2}
+
+
+def _threads(times: dict[int, float], info: dict, op: str = "matmul") -> list[dict]:
+    return [row("cpu-threads", "cpu", t, {"threads": n, "op": op}, info=info, threads=n)
+            for n, t in times.items()]
+
+
+def test_flat_thread_curve_is_flagged_with_the_cgroup_quota_as_reason(tmp_path):
+    results = frame(_threads({1: 1.0, 2: 0.5, 4: 0.5, 8: 0.5}, QUOTA_2), tmp_path)
+    (found,) = analysis_cpu_threads.cpu_thread_findings(results)
+    assert found.numbers["scales"] is False
+    assert found.numbers["speedup"] == pytest.approx(2.0)
+    assert found.numbers["efficiency"] == pytest.approx(0.25)
+    assert "cgroup CPU quota allows 2 CPUs of the 16" in found.answer
+
+
+def test_linear_thread_curve_scales_and_memory_bound_reason(tmp_path):
+    linear = _threads({1: 8.0, 2: 4.0, 4: 2.0, 8: 1.0}, CPU_INFO)
+    bound = [dict(r, flops=1e6, bytes=1e6, workload="cpu-threads") for r in
+             _threads({1: 1.0, 2: 0.9, 4: 0.9}, CPU_INFO, op="copy")]
+    found = {f.numbers["scales"]: f for f in
+             analysis_cpu_threads.cpu_thread_findings(frame(linear + bound, tmp_path))}
+    assert found[True].numbers["efficiency"] == pytest.approx(1.0)
+    assert "memory-bound" in found[False].answer
+
+
+def test_batch_saturation_is_the_first_batch_after_which_growth_is_below_10_percent(tmp_path):
+    # items/s: 1000, 4000, 8000, 8400 (+5%), 8500 → saturation at batch 64
+    times = {1: 1 / 1000, 4: 4 / 4000, 16: 16 / 8000, 64: 64 / 8400, 256: 256 / 8500}
+    results = frame([row("mlp-train", "cuda:0", t, {"batch": b}) for b, t in times.items()],
+                    tmp_path)
+    (found,) = analysis_batch_scaling.saturation_table(results)
+    assert found.batch == 16.0 and found.items_per_s == pytest.approx(8000)
+
+
+def test_memory_per_sample_is_the_slope_and_gpu_memory_limit_is_named(tmp_path):
+    key = "memory.gpu_peak_allocated_bytes"
+    rows = [row("mlp-train", "cuda:0", 1e-3, {"batch": b}, metrics={key: 5e8 + 2e6 * b})
+            for b in (16, 64, 256)]
+    rows.append(row("max-batch", "cpu", 1.0, {"model": "mlp"},
+                    metrics={"max_batch": 8192, "max_batch_limit_bytes": 2**34}))
+    rows.append(row("max-batch", "cuda:0", 1.0, {"model": "mlp"}, metrics={"max_batch": 2048}))
+    results = frame(rows, tmp_path)
+    (line,) = analysis_memory.memory_lines(results)
+    assert line.per_sample == pytest.approx(2e6) and line.fixed == pytest.approx(5e8)
+    found = analysis_memory.memory_findings(results)
+    limit = next(f for f in found if f.workload == "max-batch")
+    assert "4.0× the batch" in limit.answer and "GPU memory, not speed" in limit.answer
+
+
+def test_compile_breakeven_and_checkpointing_memory(tmp_path):
+    peak = "memory.gpu_peak_allocated_bytes"
+    rows = [
+        row("mlp-train", "cuda:0", 2e-3, {"batch": 64, "compile": False}),
+        row("mlp-train", "cuda:0", 1e-3, {"batch": 64, "compile": True},
+            metrics={"compile_s": 5.0}),
+        row("transformer-train", "cuda:0", 1e-3, {"batch": 8, "checkpointing": False},
+            metrics={peak: 1e9}),
+        row("transformer-train", "cuda:0", 1.3e-3, {"batch": 8, "checkpointing": True},
+            metrics={peak: 4e8}),
+    ]
+    effects = {e.technique: e for e in analysis_techniques.technique_effects(frame(rows,
+                                                                                    tmp_path))}
+    assert effects["compile"].speedup == pytest.approx(2.0)
+    assert effects["compile"].breakeven_calls == pytest.approx(5000)
+    assert effects["checkpointing"].memory_saved == pytest.approx(0.6)
+    assert effects["checkpointing"].speedup == pytest.approx(1 / 1.3)
+
+
+def test_efficiency_is_a_share_of_the_measured_peak(tmp_path):
+    rows = [row("matmul", "cuda:0", 1e-3, {"size": 4096, "precision": "bf16"}, tflops=500.0),
+            row("mlp-train", "cuda:0", 1e-3, {"batch": 64, "precision": "bf16"}, tflops=125.0)]
+    found = analysis_efficiency.efficiency_findings(frame(rows, tmp_path))
+    share = next(f for f in found if f.workload == "mlp-train")
+    assert share.numbers["best_share"] == pytest.approx(0.25)
+    assert "25%" in share.answer
+
+
+def test_energy_per_item_known_and_unavailable_said_plainly(tmp_path):
+    rows = [row("mlp-train", "cuda:0", 1e-3, {"batch": 100},
+                metrics={"nvml.energy_j": 50.0, "measured_calls": 10,
+                         "cost.usd_per_hour": 3.6}),
+            row("mlp-train", "cpu", 1e-2, {"batch": 100}, metrics={"measured_calls": 10})]
+    table = analysis_energy_cost.energy_table(frame(rows, tmp_path))
+    gpu = table[table["kind"] == "cuda"].iloc[0]
+    assert gpu.j_per_item == pytest.approx(0.05)
+    assert gpu.usd_per_million == pytest.approx(3.6 / 3600 * 1e-3 / 100 * 1e6)
+    unavailable = analysis_energy_cost.energy_cost_findings(
+        frame([row("mlp-train", "cpu", 1e-2, {"batch": 1})], tmp_path / "cpu-only"))
+    assert unavailable[0].strength == "none" and "unavailable" in unavailable[0].answer
+
+
+def test_strong_scaling_efficiency_and_missing_multi_gpu(tmp_path):
+    rows = [row("ddp-train", "cuda:0", t, {"world_size": n, "scaling": "strong", "model": "mlp"},
+                world_size=n) for n, t in ((1, 1.0), (2, 0.625))]
+    (found,) = analysis_multi_gpu.multi_gpu_findings(frame(rows, tmp_path))
+    assert found.numbers["efficiency"] == {"2": pytest.approx(0.8)}
+    empty = analysis_multi_gpu.multi_gpu_findings(
+        frame([row("matmul", "cpu", 1.0, {"size": 64})], tmp_path / "none"))
+    assert empty[0].strength == "none" and empty[0].evidence == ()
+
+
+def test_hosts_side_by_side_on_common_cases(tmp_path):
+    rows = [row("matmul", "cpu", 4.0, {"size": 64}, host="laptop"),
+            row("matmul", "cuda:0", 1.0, {"size": 64}, host="server"),
+            row("matmul", "cpu", 9.0, {"size": 128}, host="laptop")]  # not common: ignored
+    (found,) = analysis_hosts.host_findings(frame(rows, tmp_path))
+    speeds = found.numbers["relative_speed"]
+    assert speeds["NVIDIA H200 (cuda:0) on server"] == pytest.approx(1.0)
+    assert speeds["Test CPU (cpu) on laptop"] == pytest.approx(0.25)
+    assert len(found.evidence) == 2

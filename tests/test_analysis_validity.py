@@ -1,0 +1,50 @@
+"""Validity flags: each flag fires on a constructed row that deserves it, and only there."""
+
+from __future__ import annotations
+
+from analysis_frames import CPU_INFO, GPU_INFO, frame, row, spread_samples
+from benchsite.plugins.analysis_validity import validity_findings
+
+from benchsite.analysis import prepare_results
+from benchsite.plugin_manager import load_plugins
+
+
+def _flags(rows: list[dict], tmp_path) -> dict[str, list[str]]:
+    """Flags by workload (the GPU row's where a workload has a CPU and a GPU row)."""
+    results = prepare_results(load_plugins(), frame(rows, tmp_path))  # real hook chain
+    results = results.sort_values("device_kind", key=lambda kind: kind != "cpu", kind="stable")
+    return dict(zip(results["workload"], results["flags"], strict=True))
+
+
+def test_each_flag_fires_where_it_should(tmp_path):
+    rows = [
+        row("clean", "cuda:0", 1e-3, {"precision": "bf16"}, bytes=2**31, tflops=600.0),
+        row("above-peak", "cuda:0", 1e-3, {"precision": "bf16"}, tflops=2000.0),
+        row("in-cache", "cuda:0", 1e-3, {}, bytes=2**20),
+        row("launch-bound", "cuda:0", 5e-6, {}),
+        row("noisy", "cpu", 1e-3, {}, samples=spread_samples(1e-3, spread=0.5)),
+        row("clock-throttled", "cuda:0", 1e-3, {}, metrics={"nvml.throttle_reasons": 0x20}),
+        row("slow-clock", "cuda:0", 1e-3, {}, metrics={"nvml.sm_clock_mean_mhz": 1200}),
+        row("idle-only", "cuda:0", 1e-3, {}, metrics={"nvml.throttle_reasons": 0x1}),
+        row("cpu-not-all-cores", "cpu", 1e-3, {}, threads=4),
+        row("pinned-threads", "cpu", 1e-3, {"threads": 4}, threads=4),
+        row("mixed", "cpu", 1e-3, {"size": 64, "precision": "fp32"}),
+        row("mixed", "cuda:0", 1e-3, {"size": 64, "precision": "fp16"}),
+    ]
+    flags = _flags(rows, tmp_path)
+    assert flags["clean"] == []
+    for code in ("above-peak", "in-cache", "launch-bound", "noisy", "clock-throttled",
+                 "cpu-not-all-cores"):
+        assert code in flags[code], code
+    assert flags["slow-clock"] == ["clock-throttled"]
+    assert flags["idle-only"] == [] and flags["pinned-threads"] == []
+    assert flags["mixed"] == ["precision-mismatch"]  # on the GPU row
+    assert GPU_INFO["l2_cache_bytes"] > 2**20 and CPU_INFO["usable_cpus"] == 16
+
+
+def test_validity_summary_counts_flags_with_their_rows(tmp_path):
+    rows = [row("a", "cuda:0", 5e-6, {}), row("b", "cuda:0", 1e-3, {})]
+    results = prepare_results(load_plugins(), frame(rows, tmp_path))
+    overall, launch = validity_findings(results)
+    assert overall.numbers["clean_rows"] == 1 and overall.numbers["launch-bound"] == 1
+    assert launch.evidence == (results["row_id"].iloc[0],)
