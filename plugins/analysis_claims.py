@@ -152,8 +152,10 @@ def _technique_claim(key: str, claim: str, technique: str, run: str,
             return verdict(key, claim, "supported", f"faster in all {len(effects)} measured "
                            f"cases ({analysis_techniques.summary(effects)}).", evidence, lines)
         if not faster:
-            return verdict(key, claim, "contradicted", f"faster in none of {len(effects)} cases "
-                           f"({len(slower)} clearly slower).", evidence, lines)
+            where = ", ".join(sorted({e.device for e in effects}))
+            return verdict(key, claim, "contradicted", f"faster in none of {len(effects)} "
+                           f"measured cases on {where} ({len(slower)} clearly slower).",
+                           evidence, lines)
         devices = ", ".join(sorted({e.device for e in faster}))
         return verdict(key, claim, "depends", f"on the device and case: faster in "
                        f"{len(faster)} of {len(effects)} cases (on {devices}).", evidence, lines)

@@ -141,6 +141,10 @@ def technique_choice(results: pd.DataFrame) -> list[Finding]:
     return out
 
 
+def _threads(count: int) -> str:
+    return "1 thread" if count == 1 else f"{count} threads"
+
+
 def thread_choice(results: pd.DataFrame) -> list[Finding]:
     """Where the CPU does not scale with threads: say why and what to change."""
     out = []
@@ -151,7 +155,7 @@ def thread_choice(results: pd.DataFrame) -> list[Finding]:
         reason = analysis_cpu_threads.why_not_scaling(top, best)
         out.append(answered(
             KIND, f"threads-{top.host}-{top.series}", f"CPU threads for {top.series}",
-            f"Use about {int(best.threads_param)} threads for {top.series} on {top.host}: more "
+            f"Use about {_threads(int(best.threads_param))} for {top.series} on {top.host}: more "
             f"add nothing ({ratio(top.speedup)} at {int(top.threads_param)} threads). "
             f"Why: {reason}", curve["row_id"], workload=analysis_cpu_threads.WORKLOAD,
         ))  # fmt: skip

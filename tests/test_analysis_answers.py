@@ -101,3 +101,16 @@ def test_real_cpu_run_gives_plain_cpu_only_answers(tmp_path):
     assert by_id["claim-up-to-50x"].verdict == "untested"
     assert any(f.kind == "batch-scaling" and f.evidence for f in analysed.findings)
     assert "flags" in analysed.results
+
+
+def test_committed_golden_results_analyse_cleanly():
+    from pathlib import Path
+
+    golden = Path(__file__).parent / "golden" / "results"
+    if not golden.exists():
+        pytest.skip("tests/golden/results is not committed yet")
+    analysed = analyse(load_plugins(), store.read_results(golden))
+    assert analysed.errors == {}
+    for found in analysed.findings:
+        assert found.evidence or found.strength == "none", found.id
+    assert {f.kind for f in analysed.findings} >= {"faq", "claim", "recommendation", "validity"}
