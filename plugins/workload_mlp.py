@@ -1,17 +1,30 @@
-"""``mlp-train``: one full training step (forward, loss, backward, optimizer) of a multi-layer
-perceptron, over batch sizes.
+"""``mlp-train`` and ``mlp-infer``: a 4-layer, 1024-wide ReLU perceptron over batch sizes.
 
-The smallest realistic model: it shows the batch size at which a GPU's parallelism starts to pay
-and how throughput (samples/s) grows with the batch on each device.
+The smallest realistic model. Its batch sweep shows where a GPU's parallelism starts to pay:
+at batch 1 the step is a handful of small kernel launches and the CPU often wins; by a few
+hundred samples the GPU is usually far ahead. The technique variants at one batch answer what
+mixed precision, ``torch.compile`` and magnitude pruning buy on this model. FLOPs are analytic
+(see :func:`benchsite.plugins._models.mlp_train_flops`), items are samples.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from benchsite.plugins._models import (
+    CLASSES,
+    MLP_WIDTH,
+    build_mlp,
+    mlp_forward_flops,
+    mlp_train_flops,
+)
+from benchsite.plugins._steps import ModelSpec, infer_case, train_case
+
 from benchsite import Case, Device, Workload, hookimpl
 
-WIDTH, DEPTH, CLASSES = 1024, 4, 10
+BATCHES = [1, 4, 16, 64, 256, 1024, 4096]
+TECHNIQUE_BATCH = 256
+MIXED = ["tf32", "bf16", "fp16"]
 
 
 @hookimpl
@@ -20,46 +33,63 @@ def register_workloads() -> list[Workload]:
         Workload(
             name="mlp-train",
             description=(
-                f"One SGD training step of a {DEPTH}-layer, {WIDTH}-wide ReLU MLP "
-                "(forward, cross-entropy, backward, optimizer step)."
+                "One AdamW training step (forward, cross-entropy, backward, optimizer) of a "
+                "4-layer, 1024-wide ReLU MLP; samples/s over the batch size."
             ),
             setup=setup_mlp_train,
-            params={"batch": [1, 4, 16, 64, 256, 1024, 4096]},
-            quick={"batch": [1, 16, 128]},
+            params=[
+                {"batch": BATCHES, "precision": ["fp32"]},
+                {"batch": [TECHNIQUE_BATCH], "precision": MIXED},
+                {"batch": [TECHNIQUE_BATCH], "precision": ["fp32"], "compile": [True]},
+            ],
+            quick=[
+                {"batch": [1, 16, 128], "precision": ["fp32"]},
+                {"batch": [16], "precision": ["bf16"]},
+            ],
             tags=("training", "batch-sweep"),
             axis="batch",
-        )
+        ),
+        Workload(
+            name="mlp-infer",
+            description=(
+                "One forward pass of the same MLP in eval() under inference_mode; samples/s "
+                "over the batch size, with precision and magnitude-pruning variants."
+            ),
+            setup=setup_mlp_infer,
+            params=[
+                {"batch": BATCHES, "precision": ["fp32"], "sparsity": [0.0]},
+                {"batch": [TECHNIQUE_BATCH], "precision": MIXED, "sparsity": [0.0]},
+                {"batch": [TECHNIQUE_BATCH], "precision": ["fp32"], "sparsity": [0.5, 0.9]},
+            ],
+            quick=[
+                {"batch": [1, 64, 512], "precision": ["fp32"], "sparsity": [0.0]},
+                {"batch": [64], "precision": ["bf16"], "sparsity": [0.0]},
+                {"batch": [64], "precision": ["fp32"], "sparsity": [0.9]},
+            ],
+            tags=("inference", "batch-sweep"),
+            axis="batch",
+        ),
     ]
 
 
-def build_mlp(torch: Any, width: int = WIDTH, depth: int = DEPTH) -> Any:
-    layers: list[Any] = []
-    for _ in range(depth - 1):
-        layers += [torch.nn.Linear(width, width), torch.nn.ReLU()]
-    layers.append(torch.nn.Linear(width, CLASSES))
-    return torch.nn.Sequential(*layers)
+def mlp_spec(batch: int, flops: float) -> ModelSpec:
+    """The MLP on random inputs and class targets (targets are unused by inference)."""
+    import torch
 
-
-def mlp_flops(batch: int, width: int = WIDTH, depth: int = DEPTH) -> float:
-    """Analytic FLOPs of one training step: forward 2·b·in·out per layer, backward twice that."""
-    forward = sum(2.0 * batch * width * out for out in [width] * (depth - 1) + [CLASSES])
-    return 3 * forward
+    return ModelSpec(
+        build=build_mlp,
+        inputs=lambda: (torch.randn(batch, MLP_WIDTH), torch.randint(0, CLASSES, (batch,))),
+        loss=torch.nn.functional.cross_entropy,
+        items=batch,
+        flops=flops,
+    )
 
 
 def setup_mlp_train(device: Device, params: dict[str, Any]) -> Case:
-    import torch
-
     batch = int(params["batch"])
-    torch.manual_seed(0)
-    model = build_mlp(torch).to(device.name)
-    optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)
-    inputs = torch.randn(batch, WIDTH, device=device.name)
-    targets = torch.randint(0, CLASSES, (batch,), device=device.name)
-    loss_fn = torch.nn.CrossEntropyLoss()
+    return train_case(device, params, mlp_spec(batch, mlp_train_flops(batch)))
 
-    def step() -> None:
-        optimizer.zero_grad(set_to_none=True)
-        loss_fn(model(inputs), targets).backward()
-        optimizer.step()
 
-    return Case(run=step, flops=mlp_flops(batch), items=batch)
+def setup_mlp_infer(device: Device, params: dict[str, Any]) -> Case:
+    batch = int(params["batch"])
+    return infer_case(device, params, mlp_spec(batch, mlp_forward_flops(batch)))

@@ -26,6 +26,10 @@ class SelectionError(BenchsiteError):
     """A workload, device or profile named on the command line does not exist."""
 
 
+class ConfigError(BenchsiteError):
+    """The configuration file (``benchsite.toml``) cannot be read or holds a wrong value."""
+
+
 class SkipCase(Exception):
     """Raised by a workload's ``setup`` when a case cannot run on this device or with these
     parameters; the case is stored with status ``skipped`` and this message as the reason."""
