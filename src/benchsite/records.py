@@ -66,7 +66,10 @@ class Case:
     ``threads`` pins the CPU thread count for this case (default: every usable core).
     ``flush_cache`` asks the engine to flush device caches between samples. ``metrics`` are
     extra numbers the setup measured (compile time, the largest batch found) and are stored
-    with the result. ``teardown`` releases what setup built.
+    with the result. ``teardown`` releases what setup built. ``derived_metrics(median_s)``, if
+    given, returns metrics that follow from the measured median seconds per call (an
+    all-reduce's bus bandwidth); the engine stores them with the others. In a distributed case
+    ``flops``, ``bytes`` and ``items`` are the whole group's per call.
     """
 
     run: Callable[[], Any]
@@ -77,6 +80,7 @@ class Case:
     flush_cache: bool = False
     metrics: dict[str, float] = field(default_factory=dict)
     teardown: Callable[[], None] | None = None
+    derived_metrics: Callable[[float], Mapping[str, float]] | None = None
 
 
 @dataclass(frozen=True)
@@ -87,8 +91,10 @@ class Workload:
     name to values (its cartesian product) or a list of such mappings (their union).
     ``devices`` lists the device kinds it supports. ``axis`` names the parameter charts put on
     the x axis (``size``, ``batch``). ``setup(device, params)`` builds a :class:`Case` or raises
-    :class:`benchsite.errors.SkipCase`. ``world_size`` > 1 or a ``world_size`` parameter makes
-    it a distributed workload (see :mod:`benchsite.distributed`).
+    :class:`benchsite.errors.SkipCase`. ``distributed=True`` makes it a distributed workload:
+    its ``world_size`` parameter (default 1) says how many ranks run ``setup`` and the case,
+    one process each, inside a ``torch.distributed`` process group (see
+    :mod:`benchsite.distributed`).
     """
 
     name: str

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from benchsite import registry, store
+from benchsite import distributed, registry, store
 from benchsite.errors import SelectionError
 from benchsite.measure import MeasureSettings
 from benchsite.plugin_manager import Plugins, load_plugins
@@ -57,6 +57,7 @@ class PlannedCase:
     workload: Registered[Workload]
     device: Device
     params: dict[str, Any]
+    group: distributed.DeviceGroup | None = None  # the devices of a distributed case
 
     @property
     def case_key(self) -> str:
@@ -150,14 +151,23 @@ def _matches(name: str, patterns: Sequence[str]) -> bool:
 def plan_cases(
     workloads: Sequence[Registered[Workload]], devices: Sequence[Device], profile: str
 ) -> list[PlannedCase]:
-    """Every (workload, device, parameters) of ``profile``, grouped by device, then workload."""
+    """Every (workload, device, parameters) of ``profile``, grouped by device, then workload;
+    distributed workloads last, once per device kind (:func:`distributed.device_groups`)."""
     if profile not in PROFILES:
         raise SelectionError(f"unknown profile {profile!r}: use quick or full")
-    return [
+    single = [
         PlannedCase(registered, device, params)
         for device in devices
         for registered in workloads
+        if not registered.item.distributed
         for params in registered.item.grid(profile)
+    ]
+    return single + [
+        PlannedCase(registered, group.device, params, group)
+        for registered in workloads
+        if registered.item.distributed
+        for params in registered.item.grid(profile)
+        for group in distributed.device_groups(devices, params)
     ]
 
 
@@ -183,11 +193,17 @@ def measure_planned(
         if options.budget_s is not None:
             settings = replace(settings, budget_s=options.budget_s)
         timeout = options.timeout_s or workload.timeout_s or DEFAULT_TIMEOUT_S
-        spec = CaseSpec(workload.name, planned.device.name, planned.params, settings)
-        try:
-            outcome = worker.run(spec, timeout)
-        except WorkerDied as exc:
-            outcome = {"status": exc.status, "error": str(exc)}
+        if planned.group is not None:  # one process per rank, through torch's launcher
+            worker.close()  # leave the devices' memory and cores to the group
+            outcome = distributed.run_group(
+                planned.group, workload.name, planned.params, settings, options.plugins, timeout
+            )
+        else:
+            spec = CaseSpec(workload.name, planned.device.name, planned.params, settings)
+            try:
+                outcome = worker.run(spec, timeout)
+            except WorkerDied as exc:
+                outcome = {"status": exc.status, "error": str(exc)}
     for text in outcome.pop("notices", []):
         reporter.notice(text)
     return build_row(planned, outcome, options, plugins, run_id, host)

@@ -250,6 +250,8 @@ def _success(
 ) -> dict[str, Any]:
     median = measurement.summary.median_s
     measured_calls = len(measurement.samples_s) * measurement.calls_per_sample
+    if case.derived_metrics is not None:
+        metrics = {**metrics, **case.derived_metrics(median)}
     return {
         "status": "ok",
         "error": None,

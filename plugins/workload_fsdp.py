@@ -1,0 +1,122 @@
+"""``fsdp-train``: fully sharded data parallelism — the transformer's weights, gradients and
+optimizer state are split over the GPUs and each layer's weights are gathered only while it
+computes.
+
+The memory answer to "my model does not fit on one GPU": each rank holds about 1/N of the
+training state (metric ``state_bytes``) and its peak memory (``memory.gpu_peak_allocated_bytes``,
+per rank in ``ranks``, the largest in ``metrics``) can be set against ``ddp-train``'s with the
+same parameters, as can the time the extra all-gathers cost. Uses FSDP2 (``fully_shard``, one
+unit per encoder layer plus the root) where PyTorch has it, else FSDP1; metric ``fsdp_version``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from benchsite.plugins._parallel import (
+    WORLD_SIZES,
+    autocast,
+    batches,
+    build_on,
+    forget_setup_peak,
+    group_rank,
+    model_layers,
+    optimizer_for,
+    sizes_for,
+    state_bytes,
+    synthetic_batch,
+    train_flops,
+    training_step,
+)
+
+from benchsite import Case, Device, Workload, hookimpl
+
+
+@hookimpl
+def register_workloads() -> list[Workload]:
+    return [
+        Workload(
+            name="fsdp-train",
+            description=(
+                "Training steps (AdamW, bf16 autocast) of the transformer with its weights, "
+                "gradients and optimizer state sharded over the ranks (FSDP2 fully_shard per "
+                "layer), over world sizes; compare per-GPU memory and time with ddp-train."
+            ),
+            setup=setup_fsdp_train,
+            params={
+                "model": ["transformer"],
+                "scaling": ["strong", "weak"],
+                "world_size": WORLD_SIZES,
+                "precision": ["bf16"],
+            },
+            quick={
+                "model": ["transformer"],
+                "scaling": ["strong"],
+                "world_size": [1, 2],
+                "precision": ["bf16"],
+            },
+            tags=("training", "multi-gpu", "sharded", "memory"),
+            devices=("cpu", "cuda"),
+            axis="world_size",
+            distributed=True,
+        )
+    ]
+
+
+def setup_fsdp_train(device: Device, params: dict[str, Any]) -> Case:
+    import torch
+
+    _, world_size = group_rank(params)
+    model_name, sizes = str(params.get("model", "transformer")), sizes_for(device)
+    precision = autocast(device, params)
+    base = sizes.mlp_batch if model_name == "mlp" else sizes.lm_batch
+    per_rank, global_batch = batches(params, base, world_size)
+    layers = build_on(device, lambda: model_layers(model_name, sizes))
+    model, version = shard(torch.nn.Sequential(*layers), device)
+    optimizer = optimizer_for(model.parameters())
+    inputs, targets = synthetic_batch(model_name, sizes, per_rank, device)
+    forget_setup_peak(device)
+    return Case(
+        run=training_step(model, optimizer, inputs, targets, precision),
+        flops=train_flops(model_name, sizes, global_batch),
+        items=global_batch,
+        metrics={
+            "state_bytes": state_bytes(model.parameters()),
+            "rank_batch": per_rank,
+            "fsdp_version": version,
+        },
+    )
+
+
+def shard(model: Any, device: Device) -> tuple[Any, int]:
+    """Shard every layer that has weights, then the root (which gathers the rest): FSDP2 where
+    available (PyTorch ≥ 2.6, or 2.4-2.5 under its old name), else FSDP1."""
+    try:
+        from torch.distributed.fsdp import fully_shard
+    except ImportError:
+        try:
+            from torch.distributed._composable.fsdp import fully_shard
+        except ImportError:
+            return _shard_fsdp1(model, device), 1
+    for layer in model:
+        if isinstance(layer, _encoder_layer_type()):
+            fully_shard(layer)
+    return fully_shard(model), 2
+
+
+def _shard_fsdp1(model: Any, device: Device) -> Any:
+    import torch
+    from torch.distributed.fsdp import FullyShardedDataParallel
+    from torch.distributed.fsdp.wrap import ModuleWrapPolicy
+
+    return FullyShardedDataParallel(
+        model,
+        auto_wrap_policy=ModuleWrapPolicy({_encoder_layer_type()}),
+        device_id=torch.device(device.name) if device.kind == "cuda" else None,
+    )
+
+
+def _encoder_layer_type() -> type:
+    import torch
+
+    return torch.nn.TransformerEncoderLayer

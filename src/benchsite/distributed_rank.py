@@ -1,0 +1,116 @@
+"""One rank of a distributed case, run by ``torch.distributed.run`` (see :mod:`benchsite.distributed`).
+
+``python -m benchsite.distributed_rank <folder>/spec.json``: join the process group (gloo for the
+CPU, NCCL for GPUs beside gloo for the small control messages), build the plugins as a worker
+does, set the workload's case up on this rank's device, measure it with the sampling plan every
+rank agrees on (:mod:`benchsite.distributed_measure`) inside the same collectors as any case,
+and write ``rank-<r>.json`` into the folder. A rank whose case fails writes why and exits with
+status 1, so that the launcher stops the whole group at once instead of leaving the other ranks
+waiting in a collective.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+from benchsite import registry
+from benchsite.distributed_measure import agree_over_group, measure_group
+from benchsite.errors import SkipCase
+from benchsite.measure import MeasureSettings
+from benchsite.plugin_manager import load_plugins
+from benchsite.stats import summarize
+from benchsite.worker import WorkerState, _collecting, _failure, _success
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run this rank's part of the case described by the spec file; return the exit status."""
+    spec_path = Path((argv if argv is not None else sys.argv[1:])[0])
+    folder, rank = spec_path.parent, int(os.environ["RANK"])
+    (folder / f"pid-{rank}").write_text(str(os.getpid()))
+    spec = json.loads(spec_path.read_text())
+    try:
+        result = run_rank(spec, rank)
+    except BaseException as exc:  # noqa: BLE001 - any failure of this rank is its result
+        traceback.print_exc()
+        result = {**_failure(exc, []), "rank": {"rank": rank}}
+    if result["status"] != "ok":
+        result["failed_at"] = time.time()
+        result["rank"].update(status=result["status"], error=result["error"])
+    _write_atomic(folder / f"rank-{rank}.json", result)
+    return 0 if result["status"] == "ok" else 1
+
+
+def run_rank(spec: dict[str, Any], rank: int) -> dict[str, Any]:
+    """Join the group, then set up, measure and tear down the case on this rank's device."""
+    import torch
+    import torch.distributed as dist
+
+    plugins = load_plugins(spec["plugins"])
+    state = WorkerState(
+        registry.workloads(plugins), registry.devices(plugins), registry.collectors(plugins)
+    )
+    device = state.devices[spec["members"][rank]].item
+    device.prepare()
+    torch.set_num_threads(int(spec["threads"]))
+    dist.init_process_group(backend=spec["backend"])
+    try:
+        return _measure_here(spec, rank, device, state)
+    finally:
+        with contextlib.suppress(Exception):
+            dist.destroy_process_group()
+
+
+def _measure_here(spec: dict[str, Any], rank: int, device: Any, state: WorkerState) -> dict:
+    import torch
+
+    notices: list[str] = []
+    about = {"rank": rank, "device": device.name, "pid": os.getpid()}
+    workload = state.workloads[spec["workload"]].item
+    try:
+        case = workload.setup(device, spec["params"])
+    except SkipCase as exc:
+        return {"status": "skipped", "error": str(exc), "notices": notices, "rank": about}
+    settings = MeasureSettings(**spec["settings"])
+    out: dict[str, Any] = {}
+    try:
+        if case.threads:
+            torch.set_num_threads(case.threads)
+        around = _collecting(device, state, notices, out)
+        measurement, local = measure_group(case, device, settings, agree_over_group(), around)
+    finally:
+        if case.teardown is not None:
+            with contextlib.suppress(Exception):
+                case.teardown()
+    result = _success(case, measurement, torch.get_num_threads(), {**case.metrics, **out}, notices)
+    return {**result, "rank": {**about, **_own_numbers(local, result)}}
+
+
+def _own_numbers(local: list[float], result: dict[str, Any]) -> dict[str, Any]:
+    """This rank's own timings (not the group's) and its metrics, for the ``ranks`` column."""
+    own = summarize(local)
+    return {
+        "status": "ok",
+        "median_s": own.median_s,
+        "min_s": own.min_s,
+        "rel_ci": own.rel_ci,
+        "samples_s": local,
+        "threads": result["threads"],
+        "metrics": result["metrics"],
+    }
+
+
+def _write_atomic(path: Path, result: dict[str, Any]) -> None:
+    temp = path.with_name(f".{path.name}.tmp")
+    temp.write_text(json.dumps(result, default=str))
+    os.replace(temp, path)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

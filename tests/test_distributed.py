@@ -1,0 +1,195 @@
+"""Distributed cases for real: two gloo processes on the CPU, launched by torch's elastic
+launcher through the runner, into a real Parquet store — a success, a rank that raises, a rank
+that hangs past the timeout (nothing may be left running), and the planning of groups."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+
+from benchsite import distributed, runner, store
+from benchsite.plugin_manager import load_plugins
+from benchsite.records import Device
+from benchsite.worker import Worker
+from tests.conftest import TESTS
+
+FAULTS = str(TESTS / "plugins" / "distributed_faults.py")
+
+
+def measure(
+    results: Path, workload: str, params: dict[str, Any], plugins: tuple[str, ...] = (), **opts: Any
+) -> dict[str, Any]:
+    """Plan ``workload`` with ``params`` on this machine's CPU group, measure it through the
+    runner, store the row in ``results`` and return the row as read back from the store."""
+    options = runner.RunOptions(results=results, plugins=plugins, **opts)
+    loaded = load_plugins(plugins)
+    cpu = [d for d in runner.select_devices(loaded, ("cpu",))]
+    registered = runner.select_workloads(loaded, (workload,))[0]
+    (group,) = distributed.device_groups(cpu, params)
+    planned = runner.PlannedCase(registered, group.device, params, group)
+    with Worker(plugins) as worker:
+        row = runner.measure_planned(
+            worker, planned, options, loaded, "run-1", "host-1", runner.SilentReporter()
+        )
+    store.write_rows(results, "host-1", "run-1", [row])
+    frame = store.read_results(results)
+    return frame[frame["row_id"] == row["row_id"]].iloc[0].to_dict()
+
+
+def test_ddp_train_on_two_gloo_processes_is_stored_with_every_rank(results_dir: Path) -> None:
+    params = {"model": "mlp", "scaling": "strong", "world_size": 2, "precision": "fp32"}
+    row = measure(results_dir, "ddp-train", params)
+    assert row["status"] == "ok", row["error"]
+    assert row["world_size"] == 2 and row["device"] == "cpu×2" and row["device_kind"] == "cpu"
+    ranks = json.loads(row["ranks"])
+    assert [r["rank"] for r in ranks] == [0, 1]
+    assert len({r["pid"] for r in ranks}) == 2  # two processes
+    samples = list(row["samples_s"])
+    for rank in ranks:  # the group's sample is its slowest rank's
+        assert len(rank["samples_s"]) == len(samples)
+        assert all(mine <= group for mine, group in zip(rank["samples_s"], samples, strict=True))
+    metrics = json.loads(row["metrics"])
+    assert metrics["rank_batch"] == 32 and row["items"] == 64  # strong: the global batch split
+    assert row["items_per_s"] == pytest.approx(64 / row["median_s"])
+    assert metrics["measured_calls"] == row["n_samples"] * row["calls_per_sample"]
+
+
+def test_allreduce_reports_algorithm_and_bus_bandwidth(results_dir: Path) -> None:
+    row = measure(results_dir, "allreduce", {"size": 2**16, "world_size": 2})
+    assert row["status"] == "ok", row["error"]
+    metrics = json.loads(row["metrics"])
+    algbw = 2**16 / row["median_s"] / 1e9
+    assert metrics["algbw_gbps"] == pytest.approx(algbw)
+    assert metrics["busbw_gbps"] == pytest.approx(algbw * 2 * (2 - 1) / 2)
+    assert row["gbps"] == pytest.approx(metrics["busbw_gbps"])
+    assert row["axis"] == "size" and row["axis_value"] == 2**16
+    assert all(r["metrics"]["message_bytes"] == 2**16 for r in json.loads(row["ranks"]))
+
+
+def test_a_rank_that_raises_is_an_error_row_naming_the_rank(
+    results_dir: Path, tmp_path: Path
+) -> None:
+    params = {"world_size": 2, "pid_dir": str(tmp_path / "pids")}
+    row = measure(results_dir, "dist-rank-raises", params, plugins=(FAULTS,), timeout_s=120)
+    assert row["status"] == "error"
+    assert row["error"].startswith("rank 1: RuntimeError: rank 1 gives up on purpose")
+    assert row["world_size"] == 2
+    assert_all_gone(tmp_path / "pids")
+
+
+def test_a_rank_that_hangs_times_out_and_nothing_is_left_running(
+    results_dir: Path, tmp_path: Path
+) -> None:
+    before = {p.pid for p in psutil.Process().children(recursive=True)}
+    params = {"world_size": 2, "pid_dir": str(tmp_path / "pids")}
+    row = measure(results_dir, "dist-rank-hangs", params, plugins=(FAULTS,), timeout_s=30)
+    assert row["status"] == "timeout"
+    assert "timed out after 30 s" in row["error"]
+    assert_all_gone(tmp_path / "pids")
+    after = {p.pid for p in psutil.Process().children(recursive=True)}
+    assert after <= before
+
+
+def assert_all_gone(pid_dir: Path) -> None:
+    """Both ranks got as far as their case, and no rank or launcher process is still alive."""
+    files = sorted(pid_dir.glob("rank-*.pid"))
+    assert len(files) == 2, "the ranks never reached their case"
+    pids = {int(pid) for file in files for pid in file.read_text().split()}
+    alive = [pid for pid in pids if _running(pid)]
+    assert not alive, f"left running: {alive}"
+
+
+def _running(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def _device(name: str, kind: str, **info: Any) -> Device:
+    return Device(name=name, kind=kind, info=info, fingerprint="f", timer=object)  # type: ignore[arg-type]
+
+
+def test_groups_are_planned_once_per_kind_and_oversized_ones_are_skipped() -> None:
+    devices = [_device("cpu", "cpu", usable_cpus=4)] + [
+        _device(f"cuda:{i}", "cuda") for i in range(2)
+    ]
+    names = {
+        size: [(g.device.name, g.members, g.problem is None) for g in
+               distributed.device_groups(devices, {"world_size": size})]
+        for size in (1, 2, 8)
+    }  # fmt: skip
+    assert names[1] == [("cpu", ("cpu",), True), ("cuda:0", ("cuda:0",), True)]
+    assert names[2] == [("cpu×2", ("cpu", "cpu"), True), ("cuda:0-1", ("cuda:0", "cuda:1"), True)]
+    assert names[8] == [("cpu×8", (), False), ("cuda×8", (), False)]
+    (cuda8,) = distributed.device_groups(devices[1:], {"world_size": 8})
+    assert cuda8.problem == "world_size 8 needs 8 cuda ranks; 2 cuda devices here"
+    (cpu2,) = distributed.device_groups(devices[:1], {"world_size": 2})
+    assert cpu2.threads == 2  # the CPU's cores split between the ranks
+
+
+def test_plan_puts_distributed_cases_last_once_per_kind() -> None:
+    plugins = load_plugins()
+    workloads = runner.select_workloads(plugins, ("mlp-train", "ddp-train"))
+    devices = [_device("cpu", "cpu", usable_cpus=2), _device("cuda:0", "cuda")]
+    plan = runner.plan_cases(workloads, devices, "quick")
+    ddp = [p for p in plan if p.workload.item.name == "ddp-train"]
+    assert plan[-len(ddp) :] == ddp and all(p.group is not None for p in ddp)
+    quick = workloads[1].item.grid("quick")
+    assert len(ddp) == 2 * len(quick)  # one group per device kind, not per device
+
+
+def test_an_oversized_group_is_skipped_without_launching(results_dir: Path) -> None:
+    params = {"size": 2**12, "world_size": 64}
+    row = measure(results_dir, "allreduce", params)
+    assert row["status"] == "skipped" and "world_size 64 needs 64 cpu ranks" in row["error"]
+    assert row["world_size"] == 64 and row["device"] == "cpu×64"
+
+
+def test_launcher_environment_keeps_nvlink_multicast_off() -> None:
+    group = distributed.device_groups([_device("cpu", "cpu", usable_cpus=2)], {"world_size": 2})[0]
+    env = distributed.child_env(group)
+    assert env["NCCL_NVLS_ENABLE"] == "0" and env["NVSHMEM_DISABLE_NVLS"] == "1"
+    assert env["TORCH_SYMM_MEM_DISABLE_MULTICAST"] == "1" and env["OMP_NUM_THREADS"] == "1"
+    command = distributed.launch_command(group, Path("/tmp/x"))
+    assert command[1:4] == ["-m", "torch.distributed.run", "--standalone"]
+    assert "--nproc-per-node=2" in command
+
+
+def test_a_rank_that_dies_without_a_word_is_a_crash(tmp_path: Path) -> None:
+    group = distributed.device_groups([_device("cpu", "cpu", usable_cpus=2)], {"world_size": 2})[0]
+    ok = {"status": "ok", "rank": {"rank": 0}, "metrics": {}}
+    (tmp_path / "rank-0.json").write_text(json.dumps(ok))
+    (tmp_path / "launcher.log").write_text("****\nexitcode  : -9 (pid: 123)\nrank: 1\n")
+    outcome = distributed.gather(tmp_path, group, 1, 60)
+    assert outcome["status"] == "crash"
+    assert (
+        outcome["error"]
+        == "rank(s) [1] ended without a result: exitcode  : -9 (pid: 123) | rank: 1"
+    )
+
+
+def test_group_metrics_sum_energy_and_keep_the_largest_peak() -> None:
+    combined = distributed.combine_metrics(
+        [
+            {
+                "nvml.energy_j": 10.0,
+                "memory.gpu_peak_allocated_bytes": 5,
+                "nvml.throttle_reasons": 1,
+            },
+            {
+                "nvml.energy_j": 12.0,
+                "memory.gpu_peak_allocated_bytes": 7,
+                "nvml.throttle_reasons": 4,
+            },
+        ]
+    )
+    assert combined == {
+        "nvml.energy_j": 22.0,
+        "memory.gpu_peak_allocated_bytes": 7,
+        "nvml.throttle_reasons": 5,
+    }
