@@ -33,7 +33,7 @@ from benchsite.config import value
 
 GIB = 2**30
 BATCH_CAP = 2**20
-PROBE_BATCHES = (4, 16)
+PROBE_BATCHES = (16, 64)
 
 
 @hookimpl
@@ -47,7 +47,7 @@ def register_workloads() -> list[Workload]:
             ),
             setup=setup_max_batch,
             params={"image_size": [112], "precision": ["fp32"], "cpu_memory_budget_gib": [8.0]},
-            quick={"image_size": [32], "precision": ["fp32"], "cpu_memory_budget_gib": [0.25]},
+            quick={"image_size": [32], "precision": ["fp32"], "cpu_memory_budget_gib": [0.5]},
             tags=("memory", "training"),
             timeout_s=900.0,
         )
