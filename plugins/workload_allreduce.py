@@ -34,7 +34,7 @@ def register_workloads() -> list[Workload]:
             ),
             setup=setup_allreduce,
             params={"size": SIZES, "world_size": WORLD_SIZES},
-            quick={"size": [2**20, 2**27], "world_size": [1, 2]},
+            quick={"size": [2**20, 2**30], "world_size": [1, 2]},
             tags=("communication", "multi-gpu", "bandwidth"),
             devices=("cpu", "cuda"),
             axis="size",

@@ -217,14 +217,18 @@ def gather(folder: Path, group: DeviceGroup, returncode: int | None, timeout_s: 
         first = failed[0]
         error = f"rank {first['rank']['rank']}: {first['error']}"
         return {**base, "status": first["status"], "error": error, "notices": _notices(ranks)}
+    if len(ranks) == group.world_size:  # every rank measured; leaving the group is not the case
+        row = _combined(ranks)
+        if returncode != 0:
+            ending = "timed out" if returncode is None else f"exited with {returncode}"
+            row["notices"].append(f"the launcher {ending} after every rank wrote its result")
+        return {**base, **row}
     if returncode is None:
         error = f"case timed out after {timeout_s:g} s; every process of the group was killed"
         return {**base, "status": "timeout", "error": error}
-    if returncode != 0 or len(ranks) != group.world_size:
-        missing = sorted(set(range(group.world_size)) - {r["rank"]["rank"] for r in ranks})
-        error = f"rank(s) {missing} ended without a result: {_log_tail(folder)}"
-        return {**base, "status": "crash", "error": error}
-    return {**base, **_combined(ranks)}
+    missing = sorted(set(range(group.world_size)) - {r["rank"]["rank"] for r in ranks})
+    error = f"rank(s) {missing} ended without a result: {_log_tail(folder)}"
+    return {**base, "status": "crash", "error": error}
 
 
 def _read_ranks(folder: Path) -> list[dict[str, Any]]:

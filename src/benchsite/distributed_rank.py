@@ -34,7 +34,15 @@ def main(argv: list[str] | None = None) -> int:
     spec_path = Path((argv if argv is not None else sys.argv[1:])[0])
     folder, rank = spec_path.parent, int(os.environ["RANK"])
     (folder / f"pid-{rank}").write_text(str(os.getpid()))
-    spec = json.loads(spec_path.read_text())
+    result = outcome(json.loads(spec_path.read_text()), rank)
+    _write_atomic(folder / f"rank-{rank}.json", result)  # before leaving: that may hang
+    _leave_group()
+    return 0 if result["status"] == "ok" else 1
+
+
+def outcome(spec: dict[str, Any], rank: int) -> dict[str, Any]:
+    """This rank's result; a failure is stamped with its time, so that the first rank to fail
+    (not the others, which fail because it left) is the one reported."""
     try:
         result = run_rank(spec, rank)
     except BaseException as exc:  # noqa: BLE001 - any failure of this rank is its result
@@ -43,8 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     if result["status"] != "ok":
         result["failed_at"] = time.time()
         result["rank"].update(status=result["status"], error=result["error"])
-    _write_atomic(folder / f"rank-{rank}.json", result)
-    return 0 if result["status"] == "ok" else 1
+    return result
 
 
 def run_rank(spec: dict[str, Any], rank: int) -> dict[str, Any]:
@@ -60,9 +67,13 @@ def run_rank(spec: dict[str, Any], rank: int) -> dict[str, Any]:
     device.prepare()
     torch.set_num_threads(int(spec["threads"]))
     dist.init_process_group(backend=spec["backend"])
-    try:
-        return _measure_here(spec, rank, device, state)
-    finally:
+    return _measure_here(spec, rank, device, state)
+
+
+def _leave_group() -> None:
+    import torch.distributed as dist
+
+    if dist.is_initialized():
         with contextlib.suppress(Exception):
             dist.destroy_process_group()
 
