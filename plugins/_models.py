@@ -83,47 +83,54 @@ def build_cnn(checkpointing: bool = False) -> Any:
     for index, cout in enumerate(CNN_WIDTHS):
         stages.append(_basic_block(torch, cin, cout, 1 if index == 0 else 2))
         cin = cout
+    if checkpointing:
+        stages = [_checkpointed(torch, stage) for stage in stages]
     head = nn.Sequential(nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(cin, CNN_CLASSES))
-    return _sequential(torch, [stem, *stages, head], checkpointing)
-
-
-def _sequential(torch: Any, parts: list[Any], checkpointing: bool) -> Any:
-    """``nn.Sequential`` whose inner parts (not the first and last) may be checkpointed."""
-
-    class CheckpointedSequential(torch.nn.Sequential):
-        def forward(self, x: Any) -> Any:
-            last = len(self) - 1
-            for index, part in enumerate(self):
-                if checkpointing and self.training and 0 < index < last:
-                    x = torch.utils.checkpoint.checkpoint(part, x, use_reentrant=False)
-                else:
-                    x = part(x)
-            return x
-
-    return CheckpointedSequential(*parts)
+    return nn.Sequential(stem, *stages, head)
 
 
 def build_transformer(checkpointing: bool = False) -> Any:
-    """An encoder stack (``nn.TransformerEncoder``, pre-norm, GELU, batch-first) over token
-    embeddings of width ``d_model``, ending in a linear head; checkpointing per layer."""
+    """An encoder stack (``nn.TransformerEncoder`` of pre-norm, GELU, batch-first layers) over
+    token embeddings of width ``d_model``, then a per-token linear head. With ``checkpointing``
+    each layer's activations are recomputed in the backward pass instead of stored."""
     import torch
 
-    nn = torch.nn
-    spec = TRANSFORMER
-    layers = [
-        nn.TransformerEncoderLayer(
-            spec["d_model"],
-            spec["nhead"],
-            spec["dim_feedforward"],
-            dropout=0.0,
-            activation="gelu",
-            batch_first=True,
-            norm_first=True,
-        )
-        for _ in range(spec["layers"])
-    ]
-    head = nn.Linear(spec["d_model"], CLASSES)
-    return _sequential(torch, [nn.Identity(), *layers, head], checkpointing)
+    nn, spec = torch.nn, TRANSFORMER
+    layer = nn.TransformerEncoderLayer(
+        spec["d_model"],
+        spec["nhead"],
+        spec["dim_feedforward"],
+        dropout=0.0,
+        activation="gelu",
+        batch_first=True,
+        norm_first=True,
+    )
+    encoder = nn.TransformerEncoder(layer, spec["layers"], enable_nested_tensor=False)
+    if checkpointing:
+        encoder.layers = nn.ModuleList(_checkpointed(torch, inner) for inner in encoder.layers)
+    return nn.Sequential(encoder, nn.Linear(spec["d_model"], CLASSES))
+
+
+def _checkpointed(torch: Any, inner: Any) -> Any:
+    """``inner`` wrapped so that, in training, its activations are recomputed in backward."""
+
+    class Checkpointed(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.inner = inner
+
+        def __getattr__(self, name: str) -> Any:
+            try:
+                return super().__getattr__(name)
+            except AttributeError:  # nn.TransformerEncoder inspects its layers' attributes
+                return getattr(self.inner, name)
+
+        def forward(self, x: Any, **kwargs: Any) -> Any:
+            if not self.training:
+                return self.inner(x, **kwargs)
+            return torch.utils.checkpoint.checkpoint(self.inner, x, use_reentrant=False, **kwargs)
+
+    return Checkpointed()
 
 
 def build_lstm() -> Any:

@@ -66,7 +66,7 @@ def _model_case(device: Device, params: dict[str, Any], spec: ModelSpec, train: 
         model, inputs, targets = place(device, spec)
         metrics = prune_weights(model, float(params.get("sparsity", 0.0)), permanent=not train)
         compiled = bool(params.get("compile", False))
-        forward = compile_model(model) if compiled else model
+        forward = compile_model(device, model) if compiled else model
         if train:
             run = train_step(device, precision, model, forward, spec.loss, inputs, targets)
         else:
@@ -180,10 +180,15 @@ def prune_weights(model: Any, amount: float, permanent: bool) -> dict[str, float
     return {"weight_sparsity": zeros / total}
 
 
-def compile_model(model: Any) -> Any:
-    """``torch.compile`` with default settings (what a user who tries it gets)."""
+def compile_model(device: Device, model: Any) -> Any:
+    """``torch.compile`` with default settings (what a user who tries it gets). On the CPU the
+    generated code is C++, so a compiler must exist; without one the case is skipped."""
+    import shutil
+
     import torch
 
+    if device.kind == "cpu" and not any(shutil.which(cc) for cc in ("g++", "c++", "clang++")):
+        raise SkipCase("torch.compile on the CPU needs a C++ compiler (g++): none found")
     return torch.compile(model)
 
 

@@ -60,14 +60,15 @@ def setup_matmul(device: Device, params: dict[str, Any]) -> Case:
     check_emulated_bf16(device, precision, 2.0 * size**3)
     if include_transfer and device.kind == "cpu":
         raise SkipCase("no transfer on the CPU: its data already lives in host memory")
-    dtype = tensor_dtype(precision)
-    generator = torch.Generator().manual_seed(0)
-    a, b = (torch.randn(size, size, generator=generator, dtype=dtype) for _ in range(2))
+    # seeded inputs made where they will live: on the host for a transfer, else on the device
+    home = "cpu" if include_transfer else device.name
+    generator = torch.Generator(home).manual_seed(0)
+    a, b = (
+        torch.randn(size, size, generator=generator, dtype=tensor_dtype(precision), device=home)
+        for _ in range(2)
+    )
     restore_tf32 = apply_tf32(device, precision)
-    if include_transfer:
-        run = _with_transfer(device, a, b)
-    else:
-        run = _on_device(a.to(device.name), b.to(device.name))
+    run = _with_transfer(device, a, b) if include_transfer else _on_device(a, b)
     return Case(
         run=run,
         flops=2.0 * size**3,

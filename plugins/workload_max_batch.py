@@ -95,8 +95,10 @@ class _Trial:
         except (self.torch.OutOfMemoryError, RuntimeError) as exc:
             if not _is_oom(exc):
                 raise
-            self._clean()
-            return None
+        # out of memory: clean up only now, when the exception and the step's tensors that its
+        # traceback held are gone, so that emptying the cache really frees them
+        self._clean()
+        return None
 
     def _device_footprint(self, batch: int) -> float:
         cuda = self.torch.cuda if self.device.kind == "cuda" else None
