@@ -72,7 +72,7 @@ def setup_fsdp_train(device: Device, params: dict[str, Any]) -> Case:
     base = sizes.mlp_batch if model_name == "mlp" else sizes.lm_batch
     per_rank, global_batch = batches(params, base, world_size)
     layers = build_on(device, lambda: model_layers(model_name, sizes))
-    model, version = shard(torch.nn.Sequential(*layers), device)
+    model, version = shard(torch.nn.Sequential(*layers), device, world_size)
     optimizer = optimizer_for(model.parameters())
     inputs, targets = synthetic_batch(model_name, sizes, per_rank, device)
     forget_setup_peak(device)
@@ -88,9 +88,10 @@ def setup_fsdp_train(device: Device, params: dict[str, Any]) -> Case:
     )
 
 
-def shard(model: Any, device: Device) -> tuple[Any, int]:
-    """Shard every layer that has weights, then the root (which gathers the rest): FSDP2 where
-    available (PyTorch ≥ 2.6, or 2.4-2.5 under its old name), else FSDP1."""
+def shard(model: Any, device: Device, world_size: int) -> tuple[Any, int]:
+    """Shard every encoder layer, then the root (which gathers the rest): FSDP2 where available
+    (PyTorch ≥ 2.6, or 2.4-2.5 under its old name), else FSDP1. The mesh is this device kind's
+    (FSDP2 would default to CUDA, wrong for the CPU's gloo group on a GPU machine)."""
     try:
         from torch.distributed.fsdp import fully_shard
     except ImportError:
@@ -98,10 +99,13 @@ def shard(model: Any, device: Device) -> tuple[Any, int]:
             from torch.distributed._composable.fsdp import fully_shard
         except ImportError:
             return _shard_fsdp1(model, device), 1
+    from torch.distributed.device_mesh import init_device_mesh
+
+    mesh = init_device_mesh(device.kind, (world_size,))
     for layer in model:
         if isinstance(layer, _encoder_layer_type()):
-            fully_shard(layer)
-    return fully_shard(model), 2
+            fully_shard(layer, mesh=mesh)
+    return fully_shard(model, mesh=mesh), 2
 
 
 def _shard_fsdp1(model: Any, device: Device) -> Any:
