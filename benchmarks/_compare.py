@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import statistics
+import time
 from dataclasses import dataclass
 
 import torch
@@ -37,17 +38,20 @@ def machine_devices() -> dict[str, Device]:
 
 
 def compare(
-    device: Device, name: str, case: Case, settings: MeasureSettings, rounds: int = 2
+    device: Device, name: str, case: Case, settings: MeasureSettings, rounds: int = 3
 ) -> Comparison:
-    """Time ``case`` with both harnesses, alternating for ``rounds`` rounds so that a change
-    in the machine's load hits both alike; report the median of each harness's medians."""
+    """Time ``case`` with both harnesses, alternating for ``rounds`` rounds (each harness run
+    right after the same warm-up) so that load and clock changes hit both alike; report the
+    median of each harness's medians."""
     device.prepare()
     timer = torch_benchmark.Timer(
         stmt="run()", globals={"run": case.run}, num_threads=torch.get_num_threads()
     )
     theirs, ours = [], []
     for _ in range(rounds):
+        keep_busy(case, device)
         theirs.append(timer.blocked_autorange(min_run_time=1.0))
+        keep_busy(case, device)
         ours.append(measure_case(case, device, settings).summary)
     reference = min(theirs, key=lambda m: abs(m.median - median_of([t.median for t in theirs])))
     return Comparison(
@@ -58,6 +62,24 @@ def compare(
         median_of([m.median for m in theirs]),
         reference.iqr / reference.median,
     )
+
+
+def keep_busy(case: Case, device: Device, seconds: float = 0.3) -> None:
+    """Run the case for a while so clocks and caches are in the same state for both harnesses."""
+    deadline = time.perf_counter() + seconds
+    while time.perf_counter() < deadline:
+        case.run()
+        device.synchronize()
+
+
+def workload_case(device: Device, workload: str, wanted: dict[str, object]) -> Case:
+    """Set up a registered workload's case: the first parameter set of its full grid that
+    contains ``wanted`` (so the benchmark runs exactly the code `benchsite run` runs)."""
+    registered = registry.workloads(load_plugins())[workload].item
+    for params in registered.grid("full") + registered.grid("quick"):
+        if all(params.get(key) == value for key, value in wanted.items()):
+            return registered.setup(device, params)
+    raise SystemExit(f"{workload} has no parameter set with {wanted}")
 
 
 def print_table(rows: list[Comparison], title: str) -> None:
@@ -75,4 +97,3 @@ def print_table(rows: list[Comparison], title: str) -> None:
 
 def median_of(values: list[float]) -> float:
     return statistics.median(values)
-
