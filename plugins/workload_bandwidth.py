@@ -59,7 +59,7 @@ def setup_transfer(device: Device, params: dict[str, Any]) -> Case:
     import torch
 
     if device.kind != "cuda":
-        raise SkipCase(f"no transfer on the {device.kind}: host memory is its own memory")
+        raise SkipCase("no transfer on the CPU: host memory is the CPU's own memory")
     size, pinned = int(params["size"]), bool(params["pinned"])
     direction = params["direction"]
     if direction not in ("h2d", "d2h"):

@@ -8,10 +8,10 @@ and searches the batch size:
   ``OutOfMemoryError`` is caught and the cache emptied, so the search leaves the GPU clean;
 - on the CPU: never by running out (the machine would swap or be killed). Two small steps
   measure the footprint (peak RSS above the worker's baseline), a line through them predicts
-  the largest batch within the memory budget, and one step at that batch checks it (shrinking
-  if it went over). The budget: ``cpu_memory_budget_gib`` from ``benchsite.toml``
-  (``[max_batch]``), else the parameter, else half of the memory available; never more than
-  90% of what is available.
+  the largest batch within the memory budget, and steps at the predicted batch refine the
+  line until it settles (see :func:`search_cpu`). The budget: ``cpu_memory_budget_gib`` from
+  ``benchsite.toml`` (``[max_batch]``), else the parameter, else half of the memory
+  available; never more than 90% of what is available.
 
 The case then times one step at the batch found. Metrics: ``max_batch``,
 ``max_batch_limit_bytes`` (the GPU's memory or the CPU budget) and ``max_batch_peak_bytes``
@@ -23,7 +23,7 @@ from __future__ import annotations
 import gc
 from typing import Any
 
-from benchsite.plugins._memory import PeakRss, current_rss_bytes
+from benchsite.plugins._memory import PeakRss, current_rss_bytes, release_free_memory
 from benchsite.plugins._models import CNN_CLASSES, build_cnn
 from benchsite.plugins._steps import make_optimizer, train_case
 from benchsite.plugins.workload_cnn import cnn_spec
@@ -47,7 +47,7 @@ def register_workloads() -> list[Workload]:
             ),
             setup=setup_max_batch,
             params={"image_size": [112], "precision": ["fp32"], "cpu_memory_budget_gib": [8.0]},
-            quick={"image_size": [32], "precision": ["fp32"], "cpu_memory_budget_gib": [0.5]},
+            quick={"image_size": [32], "precision": ["fp32"], "cpu_memory_budget_gib": [0.25]},
             tags=("memory", "training"),
             timeout_s=900.0,
         )
@@ -56,6 +56,7 @@ def register_workloads() -> list[Workload]:
 
 def setup_max_batch(device: Device, params: dict[str, Any]) -> Case:
     image = int(params.get("image_size", 112))
+    release_free_memory()  # earlier cases' freed memory must not count as baseline
     baseline = current_rss_bytes()
     trial = _Trial(device, image)
     if device.kind == "cpu":
@@ -88,6 +89,7 @@ class _Trial:
     def footprint(self, batch: int, baseline: int = 0) -> float | None:
         try:
             if self.device.kind == "cpu":
+                release_free_memory()  # the RSS then starts from what is really in use
                 tracker = PeakRss().start(baseline)
                 self._step(batch)
                 return float(tracker.stop())
@@ -153,22 +155,33 @@ def search_by_doubling(trial: _Trial, start: int = 8) -> tuple[int, float]:
 
 
 def search_cpu(trial: _Trial, limit: float, baseline: int) -> tuple[int, float]:
-    """Largest batch predicted to stay within ``limit`` bytes, checked by one step (shrunk and
-    checked again while the measured footprint is over)."""
-    small, large = PROBE_BATCHES
-    trial.footprint(small, baseline)  # warm-up: allocates the optimizer state and kernels
-    low_peak, high_peak = (trial.footprint(b, baseline) or 0.0 for b in PROBE_BATCHES)
-    per_sample = max((high_peak - low_peak) / (large - small), high_peak / large / 4, 1.0)
-    fixed = max(0.0, high_peak - per_sample * large)
-    batch = min(BATCH_CAP, int((limit - fixed) / per_sample))
-    for _ in range(4):
-        if batch < 1:
+    """Largest batch whose measured footprint stays within ``limit`` bytes, never running a
+    step that the measurements so far predict to be over it.
+
+    The footprint is close to a line in the batch. Its slope is taken between the largest
+    batch that fitted and the smallest batch that did not (or the first probe while none was
+    over), far apart so that the RSS's few megabytes of noise do not matter; the next step
+    aims at 97% of the budget, never beyond 4× the largest batch that fitted, so a step can only
+    overshoot a little. Stops when the aim is within 2% of the best batch.
+    """
+    trial.footprint(PROBE_BATCHES[0], baseline)  # warm-up: optimizer state, kernels
+    anchor, best = ((b, trial.footprint(b, baseline) or 0.0) for b in PROBE_BATCHES)
+    if best[1] > limit:
+        raise SkipCase(f"a batch of {best[0]} already needs over {limit / GIB:.2f} GiB")
+    over: tuple[int, float] | None = None
+    for _ in range(8):
+        low, high = (best, over) if over is not None else (anchor, best)
+        per_sample = max((high[1] - low[1]) / max(high[0] - low[0], 1), 1.0)
+        aim = best[0] + int((0.97 * limit - best[1]) / per_sample)
+        candidate = min(aim, 4 * best[0], over[0] - 1 if over else BATCH_CAP)
+        if candidate <= best[0] * 1.02:
             break
-        peak = trial.footprint(batch, baseline) or 0.0
-        if peak <= limit:
-            return batch, peak
-        batch = int(batch * limit / peak * 0.95)
-    raise SkipCase(f"no batch stays within the CPU memory budget of {limit / GIB:.2f} GiB")
+        measured = (candidate, trial.footprint(candidate, baseline) or 0.0)
+        if measured[1] <= limit:
+            best = measured
+        else:
+            over = measured
+    return best
 
 
 def cpu_budget_bytes(params: dict[str, Any]) -> float:

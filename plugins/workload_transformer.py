@@ -59,7 +59,7 @@ def register_workloads() -> list[Workload]:
             ),
             setup=setup_transformer_infer,
             params=_grid({"compile": [True]}),
-            quick=[quick, {"batch": [16], "seq_len": [32], "precision": ["fp32"]}],
+            quick=quick,
             tags=("inference", "transformer", "batch-sweep"),
             axis="batch",
         ),
