@@ -19,7 +19,7 @@ from benchsite.plugins._steps import ModelSpec, infer_case, train_case
 from benchsite import Case, Device, Workload, hookimpl
 
 BATCHES = [1, 8, 32]
-SEQ_LENS = [32, 512, 1024]
+SEQ_LENS = [32, 256, 512]
 BATCH, SEQ = 8, 512  # where the techniques are compared
 MIXED = ["tf32", "bf16", "fp16"]
 
