@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
@@ -193,6 +194,44 @@ def _timing_cells(row: object) -> list[str]:
         f"{row.n_samples}×{row.calls_per_sample}",
         format_rate(row),
     ]
+
+
+@app.command()
+def build(
+    results: ResultsOpt = Path("results"),
+    out: Annotated[Path, typer.Option("--out", help="Folder to write the site to.")] = Path("site"),
+    templates: Annotated[
+        Path | None, typer.Option("--templates", help="Folder of templates overriding the theme.")
+    ] = None,
+    title: Annotated[str | None, typer.Option("--title", help="The site's title.")] = None,
+    plugin: PluginOpt = None,
+    strict: StrictOpt = False,
+) -> None:
+    """Build the static site from the store (running the quick suite first if it is empty)."""
+    from benchsite.progress import ProgressReporter
+    from benchsite.site import BuildOptions, build_site
+
+    options = BuildOptions(results, out, templates, plugins=tuple(plugin or ()), strict=strict)
+    options = replace(options, title=title) if title else options
+    with ProgressReporter(console) as reporter:
+        report = build_site(options, reporter)
+    for name, error in {**report.analysis_errors, **report.page_errors}.items():
+        err_console.print(f"[yellow]note:[/] {escape(name)} failed: {escape(error)}")
+    console.print(
+        f"built {report.files} files from {report.rows} rows in {report.seconds:.1f} s: "
+        f"open {escape(str(out / 'index.html'))} or run `benchsite serve --site {escape(str(out))}`"
+    )
+
+
+@app.command()
+def serve(
+    site: Annotated[Path, typer.Option("--site", help="The built site folder.")] = Path("site"),
+    port: Annotated[int, typer.Option("--port", help="Port on 127.0.0.1 (0: any free).")] = 8000,
+) -> None:
+    """Preview the built site on http://127.0.0.1:<port>/."""
+    from benchsite.site.serve import serve_site
+
+    serve_site(site, port, announce=console.print)
 
 
 def main() -> None:

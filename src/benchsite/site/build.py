@@ -67,7 +67,7 @@ def build_site(options: BuildOptions, reporter: Reporter | None = None) -> Build
     pages = ordered_pages(plugins)  # hook: register_pages
     site = make_site(options, analysed, env, plugins, pages)
     files = render_pages(site, pages, report, options.strict)  # render every page
-    write_site(options.out, site, files, report)  # files, theme, Vega, SVGs, .nojekyll
+    write_site(Path(options.out), site, files, report)  # files, theme, Vega, SVGs, .nojekyll
     report.rows, report.analysis_errors = len(results), analysed.errors
     report.seconds = time.perf_counter() - started
     return report

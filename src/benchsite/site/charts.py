@@ -2,7 +2,7 @@
 
 Each takes the small frames of :mod:`benchsite.site.frames` (one point per case, never raw
 samples) and returns a chart whose data is inline, so it renders from ``file://`` too. Scales
-turn logarithmic when values span two decades or more. Tests check the specs, not pixels.
+turn logarithmic when values span 1.5 decades or more. Tests check the specs, not pixels.
 """
 
 from __future__ import annotations
@@ -10,14 +10,14 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-WIDTH, HEIGHT = 520, 260
+WIDTH, HEIGHT = 640, 300
 FACET_COLUMNS = 2
 
 
 def log_or_linear(values: pd.Series) -> alt.Scale:
-    """A log scale when positive values span at least two decades, else a linear one."""
+    """A log scale when positive values span 1.5 decades or more (×30), else a linear one."""
     positive = values[values > 0]
-    if len(positive) and (values <= 0).sum() == 0 and positive.max() / positive.min() >= 100:
+    if len(positive) and (values <= 0).sum() == 0 and positive.max() / positive.min() >= 30:
         return alt.Scale(type="log")
     return alt.Scale(type="linear", zero=False)
 
@@ -26,9 +26,13 @@ def _facet(chart: alt.LayerChart, frame: pd.DataFrame) -> alt.TopLevelMixin:
     """Split by ``variant`` (the parameters other than the axis) when there is more than one."""
     if frame["variant"].nunique() <= 1:
         return chart.properties(width=WIDTH, height=HEIGHT)
-    return chart.properties(width=WIDTH // FACET_COLUMNS + 60, height=HEIGHT * 3 // 4).facet(
+    return chart.properties(width=WIDTH // FACET_COLUMNS - 10, height=HEIGHT * 3 // 4).facet(
         facet=alt.Facet("variant:N", title=None), columns=FACET_COLUMNS
     )
+
+
+def _device_color() -> alt.Color:
+    return alt.Color("series:N", title="device", legend=alt.Legend(symbolOpacity=1))
 
 
 def _tooltip(*extra: alt.Tooltip) -> list[alt.Tooltip]:
@@ -41,13 +45,14 @@ def time_chart(frame: pd.DataFrame, axis: str) -> alt.TopLevelMixin:
     data = frame[["axis_value", "median_s", "ci_low_s", "ci_high_s", "series", "variant"]]
     x = alt.X("axis_value:Q", title=axis, scale=log_or_linear(data["axis_value"]))
     y_scale = log_or_linear(pd.concat([data["ci_low_s"], data["ci_high_s"]]))
-    base = alt.Chart(data).encode(x=x, color=alt.Color("series:N", title="device"))
+    base = alt.Chart().encode(x=x, color=_device_color())
     band = base.mark_area(opacity=0.2).encode(y=alt.Y("ci_low_s:Q"), y2="ci_high_s:Q")
     line = base.mark_line(point=True).encode(
-        y=alt.Y("median_s:Q", title="median time per call (s)", scale=y_scale),
+        y=alt.Y("median_s:Q", title="median time per call (s)", scale=y_scale,
+                axis=alt.Axis(format="~s")),
         tooltip=_tooltip(alt.Tooltip("axis_value:Q", title=axis), alt.Tooltip("median_s:Q")),
     )
-    return _facet(alt.layer(band, line), data)
+    return _facet(alt.layer(band, line, data=data), data)
 
 
 def speedup_chart(frame: pd.DataFrame, crossings: pd.DataFrame, axis: str) -> alt.TopLevelMixin:
@@ -63,7 +68,7 @@ def speedup_chart(frame: pd.DataFrame, crossings: pd.DataFrame, axis: str) -> al
         title="speedup over the CPU (×)",
         scale=log_or_linear(pd.concat([data["low"], data["high"], pd.Series([1.0])])),
     )
-    base = alt.Chart(data).encode(color=alt.Color("series:N", title="device"))
+    base = alt.Chart().encode(color=_device_color())
     band = base.mark_area(opacity=0.2).encode(x=x, y="low:Q", y2="high:Q")
     line = base.mark_line(point=True).encode(
         x=x,
@@ -79,7 +84,7 @@ def speedup_chart(frame: pd.DataFrame, crossings: pd.DataFrame, axis: str) -> al
             tooltip=[alt.Tooltip("series:N"), alt.Tooltip("crossover:Q", format=".3~s")],
         )
     )
-    return _facet(alt.layer(band, line, even, cross), data)
+    return _facet(alt.layer(band, line, even, cross, data=data), data)
 
 
 def _with_crossovers(data: pd.DataFrame, crossings: pd.DataFrame) -> pd.DataFrame:
@@ -141,7 +146,7 @@ def headline_chart(frame: pd.DataFrame) -> alt.TopLevelMixin:
     )
     scale = log_or_linear(pd.concat([data["low"], data["high"], pd.Series([1.0])]))
     y = alt.Y("label:N", title=None, sort=None)
-    base = alt.Chart(data).encode(y=y, color=alt.Color("series:N", title="device"))
+    base = alt.Chart().encode(y=y, color=alt.Color("series:N", title="device"))
     bars = base.mark_rule(strokeWidth=2).encode(
         x=alt.X("low:Q", title="speedup over the CPU (×)", scale=scale), x2="high:Q"
     )
@@ -155,9 +160,9 @@ def headline_chart(frame: pd.DataFrame) -> alt.TopLevelMixin:
             alt.Tooltip("high:Q", format=".3~g"),
         ],
     )
-    even = alt.Chart(data).mark_rule(color="gray", strokeDash=[2, 2]).encode(x=alt.datum(1))
+    even = alt.Chart().mark_rule(color="gray", strokeDash=[2, 2]).encode(x=alt.datum(1))
     height = max(60, 22 * data["label"].nunique())
-    return alt.layer(bars, dots, even).properties(width=WIDTH, height=height)
+    return alt.layer(bars, dots, even, data=data).properties(width=WIDTH, height=height)
 
 
 def runs_chart(frame: pd.DataFrame) -> alt.TopLevelMixin:

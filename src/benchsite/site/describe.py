@@ -13,14 +13,16 @@ from benchsite.units import format_number, format_seconds
 
 def _ends(frame: pd.DataFrame, value: str, fmt: object) -> str:
     """``cpu (dtype=fp32): 12 µs at 64 → 2.1 s at 8192`` for every series and variant."""
+    ordered = frame.sort_values(["series", "variant", "axis_value"], kind="stable")
+    grouped = ordered.groupby(["series", "variant"], sort=True)[["axis_value", value]]
+    first, last, count = grouped.first(), grouped.last(), grouped.size()
     parts = []
-    for (series, variant), group in frame.groupby(["series", "variant"], sort=True):
-        ordered = group.sort_values("axis_value")
-        first, last = ordered.iloc[0], ordered.iloc[-1]
+    for series, variant in first.index:
         label = series if variant == "all" else f"{series} ({variant})"
-        text = f"{fmt(first[value])} at {format_number(first['axis_value'])}"  # type: ignore[operator]
-        if len(ordered) > 1:
-            text += f" → {fmt(last[value])} at {format_number(last['axis_value'])}"  # type: ignore[operator]
+        start, end = first.loc[(series, variant)], last.loc[(series, variant)]
+        text = f"{fmt(start[value])} at {format_number(start['axis_value'])}"  # type: ignore[operator]
+        if count.loc[(series, variant)] > 1:
+            text += f" → {fmt(end[value])} at {format_number(end['axis_value'])}"  # type: ignore[operator]
         parts.append(f"{label}: {text}")
     return "; ".join(parts)
 

@@ -185,7 +185,8 @@ def peaks(frame: pd.DataFrame) -> pd.DataFrame:
         if measured.empty:
             continue
         best = measured.loc[measured.groupby(["host", "device", "workload"])[column].idxmax()]
-        rows.append(best.assign(rate=best[column], unit=unit))
+        chosen = best[["host", "device", "workload", "params_obj", "row_id"]]
+        rows.append(chosen.assign(rate=best[column], unit=unit))
     if not rows:
         return pd.DataFrame(columns=["host", "device", "workload", "rate", "unit", "row_id"])
     return pd.concat(rows).sort_values(["host", "device", "unit", "rate"], ascending=[1, 1, 1, 0])

@@ -51,6 +51,7 @@ class Site:
     vega_script: str = assets.VEGA_BUNDLE
     pending_svgs: list[assets.PendingSvg] = field(default_factory=list)
     row_links: dict[str, EvidenceLink] = field(default_factory=dict)
+    _finding_cache: dict[int, FindingView] = field(default_factory=dict, repr=False)
 
     @property
     def findings(self) -> list[Finding]:
@@ -85,10 +86,15 @@ class Site:
         return [self._finding_view(finding, hrefs) for finding in findings]
 
     def _finding_view(self, finding: Finding, hrefs: dict[str, str]) -> FindingView:
+        """Built once per finding (a finding shows on several pages)."""
+        if id(finding) in self._finding_cache:
+            return self._finding_cache[id(finding)]
         chart = None
         if finding.chart is not None:
             chart = self.chart(finding.chart, finding.title, finding.answer)
-        return finding_view(finding, self.row_links, hrefs, chart)
+        view = finding_view(finding, self.row_links, hrefs, chart)
+        self._finding_cache[id(finding)] = view
+        return view
 
 
 def slug(text: str) -> str:

@@ -8,6 +8,8 @@ formatting and links.
 
 from __future__ import annotations
 
+import functools
+
 import markdown
 import nh3
 from markupsafe import Markup
@@ -30,8 +32,10 @@ def clean_html(html: str) -> Markup:
     )
 
 
+@functools.lru_cache(maxsize=4096)
 def markdown_html(text: str | None) -> Markup:
-    """Render Markdown ``text`` and sanitize the result; empty for ``None``."""
+    """Render Markdown ``text`` and sanitize the result; empty for ``None``. Cached: the same
+    finding appears on several pages."""
     if not text:
         return Markup("")
     return clean_html(markdown.markdown(text, extensions=EXTENSIONS, output_format="html"))

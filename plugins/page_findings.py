@@ -1,0 +1,26 @@
+"""The Findings page: every finding the analysis plugins computed, grouped by kind, each linked to
+the result rows it rests on."""
+
+from __future__ import annotations
+
+from benchsite import Page, RenderedPage, hookimpl
+from benchsite.site import Site
+from benchsite.site.findings import render_findings_page
+
+
+@hookimpl
+def register_pages() -> list[Page]:
+    return [Page(name="findings", nav="Findings", order=30, render=render_findings)]
+
+
+def render_findings(site: Site) -> list[RenderedPage]:
+    return render_findings_page(
+        site,
+        page="findings",
+        path="findings.html",
+        title="Findings",
+        intro="Everything the analysis plugins concluded from the store, grouped by kind. "
+        "Each finding links to the result rows it rests on.",
+        kinds=None,
+        template="findings.html",
+    )

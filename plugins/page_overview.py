@@ -1,0 +1,75 @@
+"""The Overview page (``index.html``): the headline GPU-vs-CPU speedup per workload with its
+interval, the devices compared, the top findings and recommendations, and when and where it was
+all measured."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from benchsite import Page, RenderedPage, hookimpl
+from benchsite.site import Site, charts, describe, frames
+from benchsite.site.context import HeadlineRow, OverviewContext
+from benchsite.site.summaries import measured, what_to_run, workload_summaries
+from benchsite.units import format_number
+
+TOP_FINDINGS = 6
+
+
+@hookimpl
+def register_pages() -> list[Page]:
+    return [Page(name="overview", nav="Overview", order=0, path="index.html", render=render)]
+
+
+def render(site: Site) -> list[RenderedPage]:
+    top = frames.headline(frames.speedups(site.current))
+    findings = [f for f in site.findings if f.kind not in ("recommendation", "faq", "claim")]
+    context = OverviewContext(
+        measured=measured(site),
+        headline=headline_rows(site, top),
+        headline_chart=(
+            site.chart(
+                charts.headline_chart(top),
+                "Speedup over the CPU per workload",
+                describe.headline_text(top),
+            )
+            if not top.empty
+            else None
+        ),
+        missing_speedup=None
+        if not top.empty
+        else (
+            "No workload was measured on both a CPU and an accelerator of the same host, so "
+            "there is no speedup to show. " + what_to_run(site)
+        ),
+        findings=site.finding_views(_strongest(findings)),
+        recommendations=site.finding_views(_strongest(site.analysed.of_kind("recommendation"))),
+        missing_findings=None
+        if site.findings
+        else (
+            f"The installed analysis plugins produced no findings from these {len(site.results)} "
+            f"rows. {what_to_run(site)}"
+        ),
+        workloads=workload_summaries(site),
+    )
+    return [site.render("overview.html", "index.html", context, "overview")]
+
+
+def _strongest(findings: list) -> list:
+    rank = {"strong": 0, "moderate": 1, "weak": 2, "none": 3}
+    return sorted(findings, key=lambda f: rank.get(f.strength, 4))[:TOP_FINDINGS]
+
+
+def headline_rows(site: Site, top: pd.DataFrame) -> list[HeadlineRow]:
+    return [
+        HeadlineRow(
+            workload=str(row.workload),
+            href=site.workload_path(str(row.workload)),
+            variant=str(row.variant),
+            series=str(row.series),
+            at=f"{row.axis} = {format_number(row.axis_value)}" if pd.notna(row.axis_value) else "",
+            speedup=f"{row.speedup:.3g}×",
+            interval=f"{row.low:.3g}× – {row.high:.3g}×",
+            evidence=site.row_links[str(row.row_id)].href,
+        )
+        for row in top.itertuples()
+    ]

@@ -1,0 +1,24 @@
+"""The Recommendations page: what to do, from findings of kind ``recommendation``."""
+
+from __future__ import annotations
+
+from benchsite import Page, RenderedPage, hookimpl
+from benchsite.site import Site
+from benchsite.site.findings import render_findings_page
+
+
+@hookimpl
+def register_pages() -> list[Page]:
+    return [Page(name="recommendations", nav="Recommendations", order=40, render=render)]
+
+
+def render(site: Site) -> list[RenderedPage]:
+    return render_findings_page(
+        site,
+        page="recommendations",
+        path="recommendations.html",
+        title="Recommendations",
+        intro="What to do, and the measurements each advice follows from.",
+        kinds=("recommendation",),
+        template="recommendations.html",
+    )

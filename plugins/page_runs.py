@@ -1,0 +1,50 @@
+"""The Runs page: every run in the store, per host, over time; and one page per run listing
+every row it stored (each with its anchor, so findings can link to any row)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from benchsite import Page, RenderedPage, hookimpl
+from benchsite.site import Site, charts, describe, frames
+from benchsite.site.context import RunContext, RunRow, RunsContext
+from benchsite.site.views import case_rows
+
+
+@hookimpl
+def register_pages() -> list[Page]:
+    return [Page(name="runs", nav="Runs", order=70, render=render)]
+
+
+def render(site: Site) -> list[RenderedPage]:
+    table = frames.runs(site.results)
+    rows = {str(run.run_id): run_row(site, run) for run in table.itertuples()}
+    chart = site.chart(charts.runs_chart(table), "Runs over time", describe.runs_text(table))
+    pages = [site.render("runs.html", "runs.html", RunsContext(list(rows.values()), chart), "runs")]
+    run_hrefs = {run_id: row.href for run_id, row in rows.items()}
+    ordered = site.results.sort_values(
+        ["run_id", "workload", "device", "variant", "axis_value"], kind="stable"
+    )
+    for run_id, group in ordered.groupby("run_id", sort=False):
+        context = RunContext(rows[str(run_id)], case_rows(group, run_hrefs))
+        pages.append(site.render("run.html", site.run_path(str(run_id)), context, "runs"))
+    return pages
+
+
+def run_row(site: Site, run: Any) -> RunRow:
+    seconds = (run.ended - run.started).total_seconds()
+    return RunRow(
+        host=str(run.host),
+        run_id=str(run.run_id),
+        href=site.run_path(str(run.run_id)),
+        started=f"{run.started:%Y-%m-%d %H:%M} UTC",
+        duration=f"{seconds / 60:.1f} min" if seconds >= 60 else f"{seconds:.0f} s",
+        profile=str(run.profile),
+        devices=str(run.devices),
+        workloads=int(run.workloads),
+        cases=int(run.cases),
+        ok=int(run.ok),
+        skipped=int(run.skipped),
+        failed=int(run.failed),
+        version=str(run.version),
+    )

@@ -1,0 +1,129 @@
+"""One page per workload (``workloads/<name>.html``) and their index: time against size per
+device, speedup over the CPU with the crossover marked, throughput, memory, every current case
+with its anchor, the workload's findings, and the commands that reproduce it."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from benchsite import Page, RenderedPage, hookimpl
+from benchsite.site import Site, charts, describe, frames
+from benchsite.site.context import WorkloadContext, WorkloadIndexContext
+from benchsite.site.summaries import reproduce_commands, what_to_run, workload_summaries
+from benchsite.site.views import ChartView, case_rows
+
+
+@hookimpl
+def register_pages() -> list[Page]:
+    return [
+        Page(
+            name="workloads", nav="Workloads", order=10, path="workloads/index.html", render=render
+        )
+    ]
+
+
+def render(site: Site) -> list[RenderedPage]:
+    index = WorkloadIndexContext(workload_summaries(site))
+    pages = [site.render("workloads.html", "workloads/index.html", index, "workloads")]
+    speed = frames.speedups(site.current)
+    run_hrefs = {str(run): site.run_path(str(run)) for run in site.results["run_id"].unique()}
+    for name, rows in site.current.groupby("workload", sort=True):
+        context = workload_context(site, str(name), rows, speed, run_hrefs)
+        pages.append(
+            site.render("workload.html", site.workload_path(str(name)), context, "workloads")
+        )
+    return pages
+
+
+def workload_context(
+    site: Site, name: str, rows: pd.DataFrame, speed: pd.DataFrame, run_hrefs: dict[str, str]
+) -> WorkloadContext:
+    registered = site.workloads.get(name)
+    axis = str(rows["axis"].dropna().iloc[0]) if rows["axis"].notna().any() else ""
+    made, missing = workload_charts(site, rows, speed[speed["workload"] == name], axis)
+    ordered = rows.sort_values(["host", "device", "variant", "axis_value"], kind="stable")
+    return WorkloadContext(
+        name=name,
+        description=registered.description if registered else "",
+        axis=axis,
+        charts=made,
+        not_charted=missing,
+        cases=case_rows(ordered, run_hrefs),
+        findings=site.finding_views([f for f in site.findings if f.workload == name]),
+        commands=reproduce_commands(site, name),
+    )
+
+
+def workload_charts(
+    site: Site, rows: pd.DataFrame, speed: pd.DataFrame, axis: str
+) -> tuple[list[ChartView], list[str]]:
+    """The charts this workload's rows allow, and a sentence for each one they do not."""
+    good = frames.ok_rows(rows)
+    swept = good[good["axis_value"].notna()]
+    if not axis or swept.empty:
+        return [], ["No chart: these cases sweep no parameter or none succeeded; see the table."]
+    made = [
+        site.chart(
+            charts.time_chart(swept, axis),
+            f"Time per call against {axis}",
+            describe.time_text(swept, axis),
+        )
+    ]
+    missing: list[str] = []
+    _speedup(site, speed, axis, made, missing)
+    _rate(site, swept, axis, made, missing)
+    _memory(site, swept, axis, made, missing)
+    return made, missing
+
+
+def _speedup(site: Site, speed: pd.DataFrame, axis: str, made: list, missing: list) -> None:
+    swept = speed[speed["axis_value"].notna()]
+    if swept.empty:
+        missing.append(
+            "Speedup over the CPU: needs the same cases measured on a CPU and an "
+            "accelerator of one host. " + what_to_run(site)
+        )
+        return
+    crossings = frames.crossovers(swept)
+    made.append(
+        site.chart(
+            charts.speedup_chart(swept, crossings, axis),
+            f"Speedup over the CPU against {axis}",
+            describe.speedup_text(swept, crossings, axis),
+        )
+    )
+
+
+def _rate(site: Site, swept: pd.DataFrame, axis: str, made: list, missing: list) -> None:
+    preferred = (("items_per_s", "items/s"),) if axis == "batch" else ()
+    found = [(c, u) for c, u in preferred if swept[c].notna().any()] or [frames.best_rate(swept)]
+    if found[0] is None:
+        missing.append("Throughput: the workload declares no FLOPs, bytes or items per call.")
+        return
+    column, unit = found[0]
+    data = swept[swept[column].notna()]
+    made.append(
+        site.chart(
+            charts.rate_chart(data, axis, column, unit),
+            f"Throughput ({unit}) against {axis}",
+            describe.rate_text(data, axis, column, unit),
+        )
+    )
+
+
+def _memory(site: Site, swept: pd.DataFrame, axis: str, made: list, missing: list) -> None:
+    long = frames.metric_frame(swept, frames.MEMORY_METRICS)
+    if long.empty:
+        missing.append(
+            "Memory: these rows hold no memory metrics (the memory collector "
+            "records peak GPU allocation and CPU RSS when it is installed)."
+        )
+        return
+    data = long.join(swept[["axis_value", "series", "variant"]], on="index")
+    made.append(
+        site.chart(
+            charts.memory_chart(data, axis),
+            f"Peak memory against {axis}",
+            describe.memory_text(data, axis),
+        )
+    )

@@ -1,0 +1,109 @@
+"""Every page of the golden site in real headless Chromium, from file:// and from an HTTP
+sub-path: no console error, page error, failed request or Vega load warning; every chart draws
+marks; every internal link, script, stylesheet and fallback image resolves."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import re
+import shutil
+import threading
+from pathlib import Path
+from urllib.parse import unquote, urldefrag, urljoin, urlparse
+
+import pytest
+
+from benchsite.site.serve import QuietHandler
+
+MARKS = "svg .mark-symbol path, svg .mark-line path, svg .mark-area path, svg .mark-rule line"
+CHARTS_DRAWN = """() => [...document.querySelectorAll('.vega')].map(
+    el => el.classList.contains('rendered') ? el.querySelectorAll(MARKS).length : -1)"""
+REFERENCES = """() => [...document.querySelectorAll('a[href], link[href], script[src]')]
+    .map(el => el.href || el.src).concat(
+    [...document.querySelectorAll('noscript')].flatMap(n =>
+        [...n.textContent.matchAll(/src="([^"]+)"/g)].map(m => new URL(m[1], location.href).href)))"""
+
+
+def pages(site: Path) -> list[str]:
+    return sorted(str(path.relative_to(site)) for path in site.rglob("*.html"))
+
+
+def visit(browser, base: str, site: Path) -> dict[str, set[str]]:
+    """Load every page; fail on any error; return each page's internal references."""
+    context = browser.new_context()
+    problems: list[str] = []
+    references: dict[str, set[str]] = {}
+    page = context.new_page()
+    page.on("console", lambda m: m.type in ("error", "warning") and problems.append(m.text))
+    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+    page.on("requestfailed", lambda r: problems.append(f"failed: {r.url}"))
+    page.on("dialog", lambda d: problems.append(f"dialog: {d.message}"))
+    for name in pages(site):
+        page.goto(urljoin(base, name))
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('.vega')].every(el => el.classList.contains("
+            "'rendered') || el.textContent.includes('could not be drawn'))", timeout=15_000)
+        drawn = page.evaluate(CHARTS_DRAWN.replace("MARKS", repr(MARKS)))
+        assert all(count > 0 for count in drawn), f"{name}: a chart drew no marks: {drawn}"
+        references[name] = set(page.evaluate(REFERENCES))
+        assert not problems, f"{name}: {problems}"
+    context.close()
+    return references
+
+
+def check_references(references: dict[str, set[str]], base: str, fetch) -> int:
+    """Every reference inside the site resolves (and its #fragment exists); returns the count."""
+    checked: dict[str, str] = {}
+    for name, urls in references.items():
+        for url in urls:
+            if url.startswith("data:"):
+                continue
+            target, fragment = urldefrag(url)
+            assert target.startswith(base), f"{name} links outside the site: {url}"
+            if target not in checked:
+                checked[target] = fetch(target)
+            if fragment:
+                assert re.search(f'id="{re.escape(fragment)}"', checked[target]), f"{name}: {url}"
+    return len(checked)
+
+
+def test_every_page_works_from_file_urls(golden_site, chromium):
+    site, _ = golden_site
+    base = site.as_uri() + "/"
+    references = visit(chromium, base, site)
+    count = check_references(
+        references, base,
+        lambda url: Path(unquote(urlparse(url).path)).read_text(errors="replace"),
+    )
+    assert count >= len(pages(site))
+
+
+@pytest.fixture
+def served_under_sub_path(golden_site, tmp_path):
+    """The golden site served from 127.0.0.1 under /benchsite-report/, as GitHub Pages does."""
+    site, _ = golden_site
+    shutil.copytree(site, tmp_path / "benchsite-report")
+    handler = functools.partial(QuietHandler, directory=str(tmp_path))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/benchsite-report/"
+    server.shutdown()
+    server.server_close()
+
+
+def test_every_page_works_served_under_a_sub_path(golden_site, chromium, served_under_sub_path):
+    site, _ = golden_site
+    base = served_under_sub_path
+    references = visit(chromium, base, site)
+    context = chromium.new_context()
+
+    def fetch(url: str) -> str:
+        response = context.request.get(url)
+        assert response.ok, f"{url}: HTTP {response.status}"
+        is_text = url.endswith((".html", "/"))
+        return response.text() if is_text else ""
+
+    check_references(references, base, fetch)
+    context.close()

@@ -1,0 +1,186 @@
+"""`benchsite build` from real Parquet stores: what every page holds, escaping, theme overrides,
+relative links, page sizes and the downloadable data."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from conftest import GOLDEN_RESULTS
+
+from benchsite import store
+from benchsite.site import BuildOptions, build_site
+from benchsite.site import build as build_module
+
+NAV = ("index.html", "workloads/index.html", "hardware.html", "findings.html",
+       "recommendations.html", "faq.html", "claims.html", "runs.html", "methodology.html",
+       "data.html")
+
+
+def records(frame: pd.DataFrame) -> list[dict]:
+    """Store rows from a data frame (missing values as None, as the store expects)."""
+    return frame.astype(object).where(frame.notna(), None).to_dict("records")
+
+
+def html_files(site: Path) -> dict[str, str]:
+    return {str(p.relative_to(site)): p.read_text() for p in site.rglob("*.html")}
+
+
+def test_golden_site_has_every_page_a_page_per_workload_and_run_and_nojekyll(golden_site):
+    site, report = golden_site
+    golden = store.read_results(GOLDEN_RESULTS)
+    files = html_files(site)
+    assert set(NAV) <= set(files) and (site / ".nojekyll").exists()
+    for workload in golden["workload"].unique():
+        assert f"workloads/{workload}.html" in files
+    for run_id in golden["run_id"].unique():
+        assert f"runs/{run_id}.html" in files
+    assert report.rows == len(golden) and not report.page_errors
+
+
+def test_every_row_has_an_anchor_and_every_link_is_relative(golden_site):
+    site, _ = golden_site
+    files = html_files(site)
+    everything = "\n".join(files.values())
+    for row_id in store.read_results(GOLDEN_RESULTS)["row_id"]:
+        assert f'id="row-{row_id}"' in everything
+    for name, html in files.items():
+        links = re.findall(r'(?:href|src)="([^"]*)"', html)
+        assert links, name
+        assert not [u for u in links if u.startswith(("/", "http:", "https:", "//"))], name
+        assert len(html.encode()) < 300_000, f"{name} is {len(html.encode())} bytes"
+
+
+def test_pages_show_the_measurements_and_say_what_is_missing(golden_site):
+    site, _ = golden_site
+    golden = store.read_results(GOLDEN_RESULTS)
+    overview = (site / "index.html").read_text()
+    hosts = sorted(golden["host"].unique())
+    assert all(host in overview for host in hosts)
+    if (golden["device_kind"] == "cpu").all():
+        assert "no speedup to show" in overview and "CUDA or MPS GPU" in overview
+    else:
+        assert "GPU versus CPU" in overview and "×" in overview
+    hardware = (site / "hardware.html").read_text()
+    assert all(model in hardware for model in golden["device_model"].unique())
+    assert "TFLOP/s" in hardware
+    workload = (site / "workloads/matmul.html").read_text()
+    assert "benchsite run -w matmul" in workload and 'type="application/json"' in workload
+
+
+def test_data_page_offers_every_row_as_parquet_and_csv(golden_site):
+    site, _ = golden_site
+    golden = store.read_results(GOLDEN_RESULTS)
+    parquet = pd.read_parquet(site / "data/results.parquet")
+    csv = pd.read_csv(site / "data/results.csv")
+    assert sorted(parquet["row_id"]) == sorted(golden["row_id"]) == sorted(csv["row_id"])
+    first = golden[golden["status"] == "ok"].iloc[0]
+    stored = parquet.set_index("row_id").loc[first["row_id"]]
+    assert list(stored["samples_s"]) == list(first["samples_s"])
+
+
+XSS_PLUGIN = '''
+from benchsite import Analysis, Finding, hookimpl
+
+@hookimpl
+def register_analyses():
+    def analyze(results):
+        return [Finding(id="x<y>", kind="faq", question="<b onmouseover=alert(5)>?</b>",
+                        title="<script>alert(2)</script>",
+                        answer="Hi <script>alert(3)</script> <img src=x onerror=alert(4)> "
+                               "[click](javascript:alert(6))",
+                        evidence=tuple(results["row_id"]), workload=results["workload"][0])]
+    return [Analysis(name="hostile", description="d", analyze=analyze)]
+'''
+HOSTILE = "<script>alert(1)</script>"
+ACTIVE_CONTENT = """() => [...document.querySelectorAll('*')].filter(el =>
+    [...el.attributes].some(a => a.name.startsWith('on')) ||
+    (el.tagName === 'SCRIPT' && !el.src && el.type !== 'application/json')
+).map(el => el.outerHTML)"""
+
+
+@pytest.fixture
+def hostile_store(tmp_path: Path) -> Path:
+    """A store whose workload, host and error texts are HTML, plus a hostile analysis plugin."""
+    frame = store.read_results(GOLDEN_RESULTS).head(3).copy()
+    frame["workload"] = HOSTILE
+    frame["host"] = '"><svg onload=alert(7)>'
+    frame.loc[frame.index[0], ["status", "error"]] = ["error", "<img src=x onerror=alert(8)>"]
+    rows = records(frame)
+    store.write_rows(tmp_path / "results", "hostile", "run-1", rows)
+    (tmp_path / "hostile.py").write_text(XSS_PLUGIN)
+    return tmp_path
+
+
+def test_html_from_results_and_plugins_renders_inert(hostile_store, chromium):
+    out = hostile_store / "site"
+    build_site(BuildOptions(results=hostile_store / "results", out=out,
+                            plugins=(str(hostile_store / "hostile.py"),)))
+    files = html_files(out)
+    for html in files.values():
+        assert "<script>alert" not in html and "<img src=x" not in html and "<svg" not in html
+        assert "javascript:" not in html and "<b " not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in files["index.html"]
+    page = chromium.new_page()
+    dialogs: list[str] = []
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    for name in files:
+        page.goto((out / name).as_uri())
+        page.wait_for_load_state("load")
+        assert page.evaluate(ACTIVE_CONTENT) == [], name
+    (workload_page,) = [n for n in files if n.startswith("workloads/script")]
+    page.goto((out / workload_page).as_uri())
+    assert page.locator("h1").inner_text() == HOSTILE
+    assert dialogs == []
+    page.close()
+
+
+def test_user_templates_override_any_file_and_extend_the_default(tmp_path, golden_site):
+    theme = tmp_path / "theme"
+    theme.mkdir()
+    (theme / "base.html").write_text(
+        '{% extends "default:base.html" %}{% block footer %}Made by the lab{% endblock %}')
+    (theme / "site.css").write_text("body { color: rebeccapurple; }")
+    out = tmp_path / "site"
+    build_site(BuildOptions(results=GOLDEN_RESULTS, out=out, templates=theme, title="Lab report"))
+    for html in html_files(out).values():
+        assert "Made by the lab" in html and "Lab report" in html and 'href="' in html
+    assert (out / "assets/site.css").read_text() == "body { color: rebeccapurple; }"
+
+
+def test_rebuild_removes_files_the_previous_build_wrote_and_no_longer_writes(tmp_path):
+    frame = store.read_results(GOLDEN_RESULTS)
+    first_run = frame[frame["run_id"] == frame["run_id"].iloc[0]]
+    results = tmp_path / "results"
+    store.write_rows(results, "h", "r1", records(first_run.assign(run_id="r1")))
+    second = first_run.assign(run_id="r2", row_id=first_run["row_id"] + "-2")
+    store.write_rows(results, "h", "r2", records(second))
+    out = tmp_path / "site"
+    build_site(BuildOptions(results=results, out=out))
+    assert (out / "runs/r1.html").exists()
+    for part in (results / "host=h" / "run=r1").iterdir():
+        part.unlink()
+    build_site(BuildOptions(results=results, out=out))
+    assert not (out / "runs/r1.html").exists() and (out / "runs/r2.html").exists()
+
+
+def test_an_empty_store_runs_the_quick_suite_first_and_says_so(tmp_path, monkeypatch):
+    calls, notices = [], []
+
+    class Reporter:
+        def notice(self, text: str) -> None:
+            notices.append(text)
+
+    def run_benchmarks(options, reporter):
+        calls.append(options)
+        rows = records(store.read_results(GOLDEN_RESULTS))
+        store.write_rows(options.results, "here", "r", rows)
+
+    monkeypatch.setattr(build_module, "run_benchmarks", run_benchmarks)
+    report = build_site(BuildOptions(results=tmp_path / "empty", out=tmp_path / "site"),
+                        Reporter())
+    assert report.ran_suite and calls[0].profile == "quick"
+    assert "running the quick suite" in notices[0]
+    assert (tmp_path / "site" / "index.html").exists()

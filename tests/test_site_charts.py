@@ -1,0 +1,103 @@
+"""The chart functions are pure: data frame in, Vega-Lite spec out. These tests read the specs."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from benchsite.site import charts, describe, frames
+
+
+def sweep(series: str, xs: list[float], medians: list[float], variant: str = "all") -> pd.DataFrame:
+    return pd.DataFrame({
+        "axis_value": xs, "median_s": medians, "ci_low_s": [m * 0.9 for m in medians],
+        "ci_high_s": [m * 1.1 for m in medians], "series": series, "variant": variant,
+    })
+
+
+def layer_marks(spec: dict) -> list[str]:
+    inner = spec.get("spec", spec)
+    return [layer["mark"]["type"] if isinstance(layer["mark"], dict) else layer["mark"]
+            for layer in inner["layer"]]
+
+
+def test_time_chart_is_log_log_when_values_span_decades_and_inlines_one_point_per_case():
+    data = sweep("cpu", [64, 512, 4096], [1e-5, 1e-3, 0.5])
+    spec = charts.time_chart(data, "size").to_dict()
+    assert layer_marks(spec) == ["area", "line"]
+    assert spec["layer"][0]["encoding"]["x"]["scale"]["type"] == "log"
+    assert spec["layer"][1]["encoding"]["y"]["scale"]["type"] == "log"
+    (values,) = spec["datasets"].values()
+    assert len(values) == 3 and values[0]["median_s"] == 1e-5
+
+
+def test_time_chart_stays_linear_for_a_narrow_range_and_facets_by_variant():
+    data = pd.concat([sweep("cpu", [64, 128], [1.0, 2.0], "dtype=fp32"),
+                      sweep("cpu", [64, 128], [2.0, 4.0], "dtype=bf16")])
+    spec = charts.time_chart(data, "size").to_dict()
+    assert spec["facet"]["field"] == "variant"
+    assert spec["spec"]["layer"][0]["encoding"]["x"]["scale"]["type"] == "linear"
+
+
+def speed_frame() -> pd.DataFrame:
+    return pd.DataFrame({
+        "axis_value": [1.0, 100.0, 10_000.0], "speedup": [0.1, 10.0, 40.0],
+        "low": [0.08, 8.0, 30.0], "high": [0.12, 12.0, 50.0], "series": "cuda:0",
+        "variant": "all", "workload": "w",
+    })
+
+
+def test_crossover_is_interpolated_geometrically_between_the_points_around_break_even():
+    (row,) = frames.crossovers(speed_frame()).itertuples()
+    assert row.where == "between" and math.isclose(row.crossover, 10.0)
+
+
+@pytest.mark.parametrize(("ratios", "where"), [([2, 3, 4], "below"), ([0.5, 2, 0.9], "never")])
+def test_crossover_outside_the_range_is_named(ratios, where):
+    assert frames.crossovers(speed_frame().assign(speedup=ratios))["where"].tolist() == [where]
+
+
+def test_speedup_chart_marks_break_even_and_the_crossover():
+    speed = speed_frame()
+    spec = charts.speedup_chart(speed, frames.crossovers(speed), "size").to_dict()
+    assert layer_marks(spec) == ["area", "line", "rule", "rule"]
+    assert spec["layer"][2]["encoding"]["y"] == {"datum": 1}
+    assert spec["layer"][3]["encoding"]["x"]["field"] == "crossover"
+    (values,) = spec["datasets"].values()
+    assert values[0]["crossover"] == pytest.approx(10.0)
+    assert "overtakes the CPU from size ≈ 10" in describe.speedup_text(
+        speed, frames.crossovers(speed), "size")
+
+
+def test_headline_chart_shows_each_workload_with_its_interval():
+    top = pd.DataFrame({"workload": ["a", "b"], "variant": "all", "series": "cuda:0",
+                        "speedup": [3.0, 200.0], "low": [2.0, 150.0], "high": [4.0, 260.0]})
+    spec = charts.headline_chart(top).to_dict()
+    assert layer_marks(spec) == ["rule", "point", "rule"]
+    assert spec["layer"][0]["encoding"]["x"]["scale"]["type"] == "log"
+    assert "b (all) on cuda:0: 200×" in describe.headline_text(top)
+
+
+def test_speedups_pair_cpu_and_accelerator_rows_of_one_host_with_a_conservative_interval():
+    def row(host, device, kind, median):
+        return {"host": host, "device": device, "device_kind": kind, "workload": "w",
+                "case_key": "w?1", "status": "ok", "median_s": median, "ci_low_s": median * 0.9,
+                "ci_high_s": median * 1.1, "row_id": f"{host}{device}", "axis_value": 1.0,
+                "series": device, "variant": "all"}
+    current = pd.DataFrame([row("a", "cpu", "cpu", 1.0), row("a", "cuda:0", "cuda", 0.1),
+                            row("b", "cuda:0", "cuda", 0.01)])
+    (pair,) = frames.speedups(current).itertuples()
+    assert pair.host == "a" and pair.speedup == pytest.approx(10.0)
+    assert pair.low == pytest.approx(0.9 / 0.11) and pair.high == pytest.approx(1.1 / 0.09)
+
+
+def test_runs_chart_has_one_point_per_run():
+    runs = pd.DataFrame({"host": ["a", "b"], "run_id": ["r1", "r2"], "cases": [3, 4],
+                         "failed": [0, 1],
+                         "started": pd.to_datetime(["2026-01-01", "2026-01-02"], utc=True)})
+    spec = charts.runs_chart(runs).to_dict()
+    (values,) = spec["datasets"].values()
+    assert spec["mark"]["type"] == "circle" and len(values) == 2
+    assert "b: 1 runs" in describe.runs_text(runs)
