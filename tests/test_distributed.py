@@ -139,7 +139,8 @@ def test_plan_puts_distributed_cases_last_once_per_kind() -> None:
     plan = runner.plan_cases(workloads, devices, "quick")
     ddp = [p for p in plan if p.workload.item.name == "ddp-train"]
     assert plan[-len(ddp) :] == ddp and all(p.group is not None for p in ddp)
-    quick = workloads[1].item.grid("quick")
+    (ddp_workload,) = [w.item for w in workloads if w.item.name == "ddp-train"]
+    quick = ddp_workload.grid("quick")
     assert len(ddp) == 2 * len(quick)  # one group per device kind, not per device
 
 

@@ -29,7 +29,7 @@ from benchsite.worker import CaseSpec, Worker, WorkerDied
 
 PROFILES = {
     "quick": MeasureSettings(rel_ci=0.05, budget_s=0.6, min_samples=5, warmup_s=0.05),
-    "full": MeasureSettings(),
+    "full": MeasureSettings(budget_s=5.0),
 }
 DEFAULT_TIMEOUT_S = 600.0
 
