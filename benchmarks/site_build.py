@@ -89,7 +89,8 @@ def main() -> None:
             started = time.perf_counter()
             report = build_site(BuildOptions(results=results, out=out))
             print(f"{label} build: {time.perf_counter() - started:.1f} s for {rows} rows, "
-                  f"{report.files} files, {report.charts_rendered} chart SVGs rendered")
+                  f"{report.files} files, {report.charts_rendered} chart SVGs rendered; stages: "
+                  + ", ".join(f"{name} {sec:.1f} s" for name, sec in report.stages.items()))
         pages = sorted(out.rglob("*.html"), key=lambda p: p.stat().st_size)
         largest = pages[-1]
         print(f"largest page: {largest.relative_to(out)} {largest.stat().st_size / 1024:.0f} KB "

@@ -9,9 +9,11 @@ makes it fatal); the site still builds.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any, TypeVar
 
 import pandas as pd
 
@@ -27,6 +29,7 @@ from benchsite.site.theme import make_environment, read_static
 
 MANIFEST = ".benchsite-files"
 THEME_FILES = ("site.css", "embed.js")
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,7 @@ class BuildReport:
     seconds: float = 0.0
     ran_suite: bool = False
     charts_rendered: int = 0
+    stages: dict[str, float] = field(default_factory=dict)
     page_errors: dict[str, str] = field(default_factory=dict)
     analysis_errors: dict[str, str] = field(default_factory=dict)
 
@@ -61,16 +65,24 @@ def build_site(options: BuildOptions, reporter: Reporter | None = None) -> Build
     report = BuildReport(options.out)
     plugins = load_plugins(options.plugins, strict=options.strict)  # plugins
     results = read_or_run(options, reporter, report)  # the store (quick suite if empty)
-    analysed = analyse(plugins, results)  # hooks: prepare_results, register_analyses
+    analysed = timed(report, "analyse", analyse, plugins, results)  # hooks: prepare_results, analyses
     env = make_environment(options.templates)  # theme: user templates over the default
     plugins.hook.prepare_jinja_env(env=env)  # hook: prepare_jinja_env
     pages = ordered_pages(plugins)  # hook: register_pages
     site = make_site(options, analysed, env, plugins, pages)
-    files = render_pages(site, pages, report, options.strict)  # render every page
-    write_site(Path(options.out), site, files, report)  # files, theme, Vega, SVGs, .nojekyll
+    files = timed(report, "render", render_pages, site, pages, report, options.strict)
+    timed(report, "write", write_site, Path(options.out), site, files, report)  # + Vega, SVGs
     report.rows, report.analysis_errors = len(results), analysed.errors
     report.seconds = time.perf_counter() - started
     return report
+
+
+def timed(report: BuildReport, stage: str, function: Callable[..., T], *args: Any) -> T:
+    """Run one stage and note its duration in ``report.stages``."""
+    started = time.perf_counter()
+    result = function(*args)
+    report.stages[stage] = time.perf_counter() - started
+    return result
 
 
 def read_or_run(options: BuildOptions, reporter: Reporter, report: BuildReport) -> pd.DataFrame:
