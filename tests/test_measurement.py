@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import random
+from typing import ClassVar
 
 import pytest
 
@@ -48,7 +49,7 @@ def test_bootstrap_ratio_ci_brackets_the_ratio():
 class ScriptedTimer(Timer):
     """A timer whose blocks take a scripted time per call, so sampling is deterministic."""
 
-    per_call: list[float] = []
+    per_call: ClassVar[list[float]] = []
     calls = 0
 
     def start(self) -> None:
@@ -74,11 +75,18 @@ def scripted_device() -> Device:
 
 def test_sampling_stops_once_the_median_is_known_within_the_target():
     ScriptedTimer.per_call, ScriptedTimer.calls = [0.001], 0
-    settings = MeasureSettings(rel_ci=0.02, min_samples=7, warmup_s=0.0, budget_s=60)
+    settings = MeasureSettings(min_samples=7, warmup_s=0.0, budget_s=60, min_time_s=0.0)
     result = measure_case(scripted_case(), scripted_device(), settings)
     assert result.converged and len(result.samples_s) == 7
-    assert result.calls_per_sample == 2  # 2 ms per sample at 1 ms per call
+    assert result.calls_per_sample == 20  # 20 ms per sample at 1 ms per call
     assert result.summary.median_s == pytest.approx(0.001)
+
+
+def test_sampling_goes_on_for_the_minimum_time_even_when_converged():
+    ScriptedTimer.per_call, ScriptedTimer.calls = [0.001], 0
+    settings = MeasureSettings(min_samples=7, warmup_s=0.0, budget_s=60, min_time_s=0.05)
+    result = measure_case(scripted_case(), scripted_device(), settings)
+    assert result.converged and len(result.samples_s) > 7
 
 
 def test_sampling_stops_at_the_budget_when_noise_never_settles():

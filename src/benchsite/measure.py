@@ -1,11 +1,15 @@
 """Timing one case: warm-up, calibration, then samples until the median is known well enough.
 
-Each sample times a block of ``calls_per_sample`` calls with the device's :class:`Timer` (a host
-clock around a device synchronize, or device events), so that timer and launch overhead are
-small against the block. Sampling stops when the 95% confidence interval of the median is
-within ``rel_ci`` of it (after ``min_samples``), or when the time budget (counted from the start
-of warm-up, and after at least ``min_samples_in_budget`` samples) or ``max_samples`` is reached;
-every sample is kept and ``converged`` records which stop applied.
+Each sample times a block of ``calls_per_sample`` calls (at least ``min_sample_s`` of work)
+with the device's :class:`Timer` (a host clock around a device synchronize, or device events),
+so that timer, launch and pipeline fill/drain overhead are small against the block. Sampling
+stops when the 95% confidence interval of the median is within ``rel_ci`` of it (after
+``min_samples``, and after sampling for ``min_time_s``: samples taken close together are
+correlated — host-bound GPU steps drift over a second or so, seen on an H200 — and a median
+that converged in a tenth of a second can sit 20% off the long-run one), or when the time
+budget (counted from the start of warm-up, and after at least ``min_samples_in_budget``
+samples) or ``max_samples`` is reached; every sample is kept and ``converged`` records which
+stop applied.
 """
 
 from __future__ import annotations
@@ -28,7 +32,8 @@ class MeasureSettings:
     min_samples: int = 7
     min_samples_in_budget: int = 3
     max_samples: int = 500
-    min_sample_s: float = 0.002
+    min_sample_s: float = 0.02
+    min_time_s: float = 1.0
     warmup_s: float = 0.2
     min_warmup_calls: int = 2
 
@@ -64,14 +69,12 @@ def measure_case(
     def sample_loop() -> None:
         nonlocal converged
         deadline = started + settings.budget_s
+        settled = time.perf_counter() + settings.min_time_s
         while len(samples) < settings.max_samples:
             if flush:
                 device.flush_cache()  # type: ignore[misc]
             samples.append(_time_block(case, device, calls) / calls)
-            if (
-                len(samples) >= settings.min_samples
-                and summarize(samples).rel_ci <= settings.rel_ci
-            ):
+            if _known_well_enough(samples, settings) and time.perf_counter() >= settled:
                 converged = True
                 return
             if len(samples) >= settings.min_samples_in_budget and time.perf_counter() >= deadline:
@@ -90,6 +93,10 @@ def measure_case(
         measure_s=time.perf_counter() - started,
         cache_flushed=flush,
     )
+
+
+def _known_well_enough(samples: list[float], settings: MeasureSettings) -> bool:
+    return len(samples) >= settings.min_samples and summarize(samples).rel_ci <= settings.rel_ci
 
 
 def _warm_up(case: Case, device: Device, settings: MeasureSettings) -> tuple[float, int]:

@@ -28,7 +28,9 @@ from benchsite.version import __version__
 from benchsite.worker import CaseSpec, Worker, WorkerDied
 
 PROFILES = {
-    "quick": MeasureSettings(rel_ci=0.05, budget_s=0.6, min_samples=5, warmup_s=0.05),
+    "quick": MeasureSettings(
+        rel_ci=0.05, budget_s=0.6, min_samples=5, warmup_s=0.05, min_time_s=0.2
+    ),
     "full": MeasureSettings(budget_s=5.0),
 }
 DEFAULT_TIMEOUT_S = 600.0
