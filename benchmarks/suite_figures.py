@@ -49,6 +49,8 @@ def speedups(rows: pd.DataFrame, workload: str, axis: str) -> str:
             chosen = chosen[chosen[technique].isna() | (chosen[technique] == False)]  # noqa: E712
     if "seq_len" in chosen and chosen["seq_len"].notna().any():
         chosen = chosen[chosen["seq_len"] == 128]
+    if chosen.empty or axis not in chosen:
+        return "not in this run"
     table = chosen.pivot_table(index=axis, columns="device_kind", values="median_s", observed=True)
     if not {"cpu", "cuda"} <= set(table.columns):
         return "needs both cpu and cuda rows"
@@ -65,7 +67,11 @@ def main(root: Path) -> None:
         "(first case stored to last; add the first case and start-up)"
     )
     for _, row in pick(rows, "matmul", size=8192).iterrows():
-        print(f"matmul 8192 {row['precision']:>4} {row['device']}: {row['tflops']:.2f} TFLOP/s")
+        copies = " incl. host<->device copies" if row.get("include_transfer") is True else ""
+        print(
+            f"matmul 8192 {row['precision']:>4} {row['device']}{copies}: "
+            f"{row['tflops']:.2f} TFLOP/s"
+        )
     for _, row in pick(rows, "copy", size=GIB).iterrows():
         print(f"copy 1 GiB {row['device']}: {row['gbps']:.1f} GB/s")
     for _, row in pick(rows, "transfer", size=GIB).iterrows():
