@@ -1,11 +1,11 @@
-"""The Findings page: every finding the analysis plugins computed, grouped by kind, each linked to
-the result rows it rests on."""
+"""The Findings page: every finding the analysis plugins computed, grouped by kind, and one
+evidence page per finding linking every result row it rests on."""
 
 from __future__ import annotations
 
 from benchsite import Page, RenderedPage, hookimpl
 from benchsite.site import Site
-from benchsite.site.findings import render_findings_page
+from benchsite.site.findings import render_evidence_pages, render_findings_page
 
 
 @hookimpl
@@ -14,13 +14,16 @@ def register_pages() -> list[Page]:
 
 
 def render_findings(site: Site) -> list[RenderedPage]:
-    return render_findings_page(
-        site,
-        page="findings",
-        path="findings.html",
-        title="Findings",
-        intro="Everything the analysis plugins concluded from the store, grouped by kind. "
-        "Each finding links to the result rows it rests on.",
-        kinds=None,
-        template="findings.html",
-    )
+    return [
+        *render_evidence_pages(site),
+        *render_findings_page(
+            site,
+            page="findings",
+            path="findings.html",
+            title="Findings",
+            intro="Everything the analysis plugins concluded from the store, grouped by kind. "
+            "Each finding links to the result rows it rests on.",
+            kinds=None,
+            template="findings.html",
+        ),
+    ]

@@ -9,6 +9,7 @@ import pandas as pd
 from benchsite import Page, RenderedPage, hookimpl
 from benchsite.site import Site, charts, describe, frames
 from benchsite.site.context import HeadlineRow, OverviewContext
+from benchsite.site.findings import by_strength
 from benchsite.site.summaries import measured, what_to_run, workload_summaries
 from benchsite.units import format_number
 
@@ -55,8 +56,7 @@ def render(site: Site) -> list[RenderedPage]:
 
 
 def _strongest(findings: list) -> list:
-    rank = {"strong": 0, "moderate": 1, "weak": 2, "none": 3}
-    return sorted(findings, key=lambda f: rank.get(f.strength, 4))[:TOP_FINDINGS]
+    return by_strength(findings)[:TOP_FINDINGS]
 
 
 def headline_rows(site: Site, top: pd.DataFrame) -> list[HeadlineRow]:

@@ -8,6 +8,7 @@ from typing import Any
 from benchsite import Page, RenderedPage, hookimpl
 from benchsite.site import Site, charts, describe, frames
 from benchsite.site.context import RunContext, RunRow, RunsContext
+from benchsite.site.renderer import RUN_PAGE_ROWS
 from benchsite.site.views import case_rows
 
 
@@ -22,13 +23,27 @@ def render(site: Site) -> list[RenderedPage]:
     chart = site.chart(charts.runs_chart(table), "Runs over time", describe.runs_text(table))
     pages = [site.render("runs.html", "runs.html", RunsContext(list(rows.values()), chart), "runs")]
     run_hrefs = {run_id: row.href for run_id, row in rows.items()}
-    ordered = site.results.sort_values(
-        ["run_id", "workload", "device", "variant", "axis_value"], kind="stable"
-    )
-    for run_id, group in ordered.groupby("run_id", sort=False):
-        context = RunContext(rows[str(run_id)], case_rows(group, run_hrefs))
-        pages.append(site.render("run.html", site.run_path(str(run_id)), context, "runs"))
+    for run_id, group in frames.run_order(site.results).groupby("run_id", sort=False):
+        pages.extend(run_pages(site, rows[str(run_id)], group, run_hrefs))
     return pages
+
+
+def run_pages(
+    site: Site, run: RunRow, rows: Any, run_hrefs: dict[str, str]
+) -> list[RenderedPage]:
+    """A run's rows, :data:`RUN_PAGE_ROWS` per page (the order row links expect)."""
+    starts = range(0, len(rows), RUN_PAGE_ROWS)
+    parts = [(str(n + 1), site.run_path(run.run_id, n)) for n in range(len(starts))]
+    return [
+        site.render(
+            "run.html",
+            parts[n][1],
+            RunContext(run, case_rows(rows.iloc[start : start + RUN_PAGE_ROWS], run_hrefs),
+                       parts if len(parts) > 1 else []),
+            "runs",
+        )
+        for n, start in enumerate(starts)
+    ]
 
 
 def run_row(site: Site, run: Any) -> RunRow:

@@ -9,6 +9,7 @@ import pandas as pd
 from benchsite import Page, RenderedPage, hookimpl
 from benchsite.site import Site, charts, describe, frames
 from benchsite.site.context import WorkloadContext, WorkloadIndexContext
+from benchsite.site.renderer import WORKLOAD_TABLE_ROWS
 from benchsite.site.summaries import reproduce_commands, what_to_run, workload_summaries
 from benchsite.site.views import ChartView, case_rows
 
@@ -48,7 +49,8 @@ def workload_context(
         axis=axis,
         charts=made,
         not_charted=missing,
-        cases=case_rows(ordered, run_hrefs),
+        cases=case_rows(ordered, run_hrefs) if len(rows) <= WORKLOAD_TABLE_ROWS else [],
+        runs=sorted({(str(r), run_hrefs[str(r)]) for r in rows["run_id"].unique()}),
         findings=site.finding_views([f for f in site.findings if f.workload == name]),
         commands=reproduce_commands(site, name),
     )

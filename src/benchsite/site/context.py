@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from markupsafe import Markup
 
-from benchsite.site.views import CaseRow, ChartView, FindingView
+from benchsite.site.views import CaseRow, ChartView, EvidenceLink, FindingView
 
 
 @dataclass(frozen=True)
@@ -78,8 +78,9 @@ class WorkloadIndexContext:
 @dataclass(frozen=True)
 class WorkloadContext:
     """``workloads/<name>.html``: the charts (time, speedup with crossover, throughput,
-    memory), what could not be charted and why, every current case, the workload's findings and
-    the commands that reproduce it."""
+    memory), what could not be charted and why, every current case (or, when there are too many
+    for one page, empty: ``runs`` (label, path) then lists the run pages that hold them), the
+    workload's findings and the commands that reproduce it."""
 
     name: str
     description: str
@@ -89,6 +90,7 @@ class WorkloadContext:
     cases: list[CaseRow]
     findings: list[FindingView]
     commands: list[str]
+    runs: list[tuple[str, str]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -129,9 +131,14 @@ class HardwareContext:
 
 @dataclass(frozen=True)
 class FindingGroup:
+    """Findings of one kind; ``pages`` (label, path) list the pages holding all of them when
+    there are more than one page shows."""
+
     kind: str
     title: str
     findings: list[FindingView]
+    total: int = 0
+    pages: list[tuple[str, str]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -145,6 +152,19 @@ class FindingsContext:
     groups: list[FindingGroup]
     missing: str | None
     errors: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class EvidenceContext:
+    """``evidence/<finding>.html``: the result rows one finding rests on, each linked (the first
+    :data:`~benchsite.site.findings.EVIDENCE_LISTED`), and every run they come from with its row
+    count; ``unknown`` counts the row ids it names that the store lacks."""
+
+    finding: FindingView
+    links: list[EvidenceLink]
+    total: int
+    runs: list[tuple[str, str, int]]
+    unknown: int
 
 
 @dataclass(frozen=True)
@@ -176,10 +196,12 @@ class RunsContext:
 
 @dataclass(frozen=True)
 class RunContext:
-    """``runs/<run>.html``: every row of one run, each with its anchor."""
+    """``runs/<run>.html``: every row of one run, each with its anchor; a long run continues on
+    numbered pages listed in ``parts`` (label, path)."""
 
     run: RunRow
     cases: list[CaseRow]
+    parts: list[tuple[str, str]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

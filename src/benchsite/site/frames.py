@@ -192,6 +192,12 @@ def peaks(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.concat(rows).sort_values(["host", "device", "unit", "rate"], ascending=[1, 1, 1, 0])
 
 
+def run_order(frame: pd.DataFrame) -> pd.DataFrame:
+    """Rows in the order run pages list them: by run, workload, device, variant, axis value."""
+    keys = ["run_id", "workload", "device", "variant", "axis_value"]
+    return frame.sort_values(keys, kind="stable")
+
+
 def runs(frame: pd.DataFrame) -> pd.DataFrame:
     """One row per run: host, start, end, profile, devices, case count and statuses."""
     grouped = frame.groupby(["host", "run_id"], observed=True, sort=False)

@@ -25,6 +25,16 @@ from benchsite.records import Finding, RenderedPage, Workload
 from benchsite.site import assets, frames
 from benchsite.site.views import ChartView, EvidenceLink, FindingView, finding_view
 
+RUN_PAGE_ROWS = 400  # rows per run page (a longer run continues on numbered pages)
+WORKLOAD_TABLE_ROWS = 400  # a workload with more current rows lists them on the run pages
+
+
+def tabled(current: pd.DataFrame) -> pd.DataFrame:
+    """The current rows that workload pages list: those of workloads with at most
+    :data:`WORKLOAD_TABLE_ROWS` current rows (keeps every page small)."""
+    counts = current.groupby("workload")["row_id"].transform("size")
+    return current[counts <= WORKLOAD_TABLE_ROWS]
+
 
 @dataclass(frozen=True)
 class NavItem:
@@ -77,8 +87,9 @@ class Site:
     def workload_path(self, name: str) -> str:
         return f"workloads/{slug(name)}.html"
 
-    def run_path(self, run_id: str) -> str:
-        return f"runs/{slug(run_id)}.html"
+    def run_path(self, run_id: str, part: int = 0) -> str:
+        """A run's page; ``part`` > 0 names its continuation pages (:data:`RUN_PAGE_ROWS`)."""
+        return f"runs/{slug(run_id)}{f'-{part + 1}' if part else ''}.html"
 
     def finding_views(self, findings: list[Finding]) -> list[FindingView]:
         """Findings ready for a template, with their evidence rows linked."""
@@ -110,7 +121,7 @@ def slug(text: str) -> str:
 def row_links(site: Site) -> dict[str, EvidenceLink]:
     """Where each result row is shown: current rows on their workload page, every other row on
     its run's page (every row has an anchor ``row-<row_id>`` on its run page)."""
-    results, current_ids = site.results, set(site.current["row_id"])
+    results, current_ids = site.results, set(tabled(site.current)["row_id"])
     links: dict[str, EvidenceLink] = {}
     labels = (
         results["workload"].astype(str)
@@ -122,9 +133,15 @@ def row_links(site: Site) -> dict[str, EvidenceLink]:
         + results["host"].astype(str)
         + ")"
     )
+    ordered = frames.run_order(results)
+    part = ordered.groupby("run_id", sort=False).cumcount() // RUN_PAGE_ROWS
+    parts = dict(zip(ordered["row_id"], part, strict=True))
     for row_id, workload, run_id, label in zip(
         results["row_id"], results["workload"], results["run_id"], labels, strict=True
     ):
-        page = site.workload_path(workload) if row_id in current_ids else site.run_path(run_id)
+        if row_id in current_ids:
+            page = site.workload_path(workload)
+        else:
+            page = site.run_path(run_id, int(parts[row_id]))
         links[row_id] = EvidenceLink(f"{page}#row-{row_id}", label)
     return links

@@ -85,6 +85,7 @@ class FindingView:
     numbers: list[tuple[str, str]]
     evidence: list[EvidenceLink]
     evidence_missing: int
+    evidence_href: str
     question: str | None = None
     verdict: str | None = None
     workload: str | None = None
@@ -145,9 +146,10 @@ def finding_view(
     row_labels: dict[str, EvidenceLink],
     workload_href: dict[str, str],
     chart: ChartView | None = None,
-    limit: int = 60,
+    limit: int = 5,
 ) -> FindingView:
-    """A finding with its evidence rows resolved to links (at most ``limit`` listed)."""
+    """A finding with its first ``limit`` evidence rows as links; ``evidence_href`` is the page
+    that lists every one (see :func:`evidence_path`)."""
     known = [row_labels[row_id] for row_id in finding.evidence if row_id in row_labels]
     return FindingView(
         id=_anchor(finding.id),
@@ -159,6 +161,7 @@ def finding_view(
         numbers=[(str(key), _value_text(value)) for key, value in finding.numbers.items()],
         evidence=known[:limit],
         evidence_missing=len(finding.evidence) - len(known[:limit]),
+        evidence_href=evidence_path(finding.id),
         question=finding.question,
         verdict=finding.verdict,
         workload=finding.workload,
@@ -166,6 +169,13 @@ def finding_view(
         scope=[(str(key), _value_text(value)) for key, value in finding.scope.items()],
         chart=chart,
     )
+
+
+def evidence_path(finding_id: str) -> str:
+    """The page listing every evidence row of a finding."""
+    from benchsite.site.renderer import slug
+
+    return f"evidence/{slug(finding_id)}.html"
 
 
 def _anchor(text: str) -> str:
