@@ -84,7 +84,9 @@ def test_sampling_stops_once_the_median_is_known_within_the_target():
 
 def test_sampling_goes_on_for_the_minimum_time_even_when_converged():
     ScriptedTimer.per_call, ScriptedTimer.calls = [0.001], 0
-    settings = MeasureSettings(min_samples=7, warmup_s=0.0, budget_s=60, min_time_s=0.05)
+    settings = MeasureSettings(
+        min_samples=7, warmup_s=0.0, budget_s=60, min_time_s=0.01, max_samples=10**6
+    )
     result = measure_case(scripted_case(), scripted_device(), settings)
     assert result.converged and len(result.samples_s) > 7
 

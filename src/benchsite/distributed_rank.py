@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from benchsite import registry
-from benchsite.distributed_measure import agree_over_group, measure_group
+from benchsite.distributed_measure import agree_over_group
 from benchsite.errors import SkipCase
-from benchsite.measure import MeasureSettings
+from benchsite.measure import MeasureSettings, measure_case
 from benchsite.plugin_manager import load_plugins
 from benchsite.stats import summarize
 from benchsite.worker import WorkerState, _collecting, _failure, _success
@@ -94,13 +94,13 @@ def _measure_here(spec: dict[str, Any], rank: int, device: Any, state: WorkerSta
         if case.threads:
             torch.set_num_threads(case.threads)
         around = _collecting(device, state, notices, out)
-        measurement, local = measure_group(case, device, settings, agree_over_group(), around)
+        measurement = measure_case(case, device, settings, around, agree_over_group())
     finally:
         if case.teardown is not None:
             with contextlib.suppress(Exception):
                 case.teardown()
     result = _success(case, measurement, torch.get_num_threads(), {**case.metrics, **out}, notices)
-    return {**result, "rank": {**about, **_own_numbers(local, result)}}
+    return {**result, "rank": {**about, **_own_numbers(measurement.own_samples_s, result)}}
 
 
 def _own_numbers(local: list[float], result: dict[str, Any]) -> dict[str, Any]:

@@ -40,9 +40,13 @@ class MeasureSettings:
 
 @dataclass
 class Measurement:
-    """What :func:`measure_case` found: every per-call sample and its summary."""
+    """What :func:`measure_case` found: every per-call sample and its summary.
+
+    ``samples_s`` are the agreed samples (a process group's slowest rank; this process's own
+    when measuring alone) and ``own_samples_s`` this process's own."""
 
     samples_s: list[float]
+    own_samples_s: list[float]
     calls_per_sample: int
     warmup_calls: int
     summary: Summary
@@ -51,19 +55,33 @@ class Measurement:
     cache_flushed: bool
 
 
+Flags = tuple[bool, ...]
+Agree = Callable[[float, Flags], tuple[float, Flags]]
+
+
+def alone(seconds: float, flags: Flags) -> tuple[float, Flags]:
+    """The agreement of a process measuring on its own: its numbers stand as they are."""
+    return seconds, flags
+
+
 def measure_case(
     case: Case,
     device: Device,
     settings: MeasureSettings,
     around_samples: Callable[[Callable[[], None]], None] | None = None,
+    agree: Agree = alone,
 ) -> Measurement:
     """Measure ``case`` on ``device``. ``around_samples(sample_loop)`` lets collectors wrap only
-    the timed samples (not warm-up)."""
+    the timed samples (not warm-up). ``agree(block_seconds, flags)`` turns this process's block
+    time and stop flags into the ones every process of a group acts on (the slowest block, any
+    flag set), so that ranks of a distributed case take the same decisions
+    (:func:`benchsite.distributed_measure.agree_over_group`)."""
     started = time.perf_counter()
-    per_call, warmup_calls = _warm_up(case, device, settings)
+    per_call, warmup_calls = _warm_up(case, device, settings, agree)
     calls = max(1, math.ceil(settings.min_sample_s / max(per_call, 1e-9)))
     flush = case.flush_cache and device.flush_cache is not None
     samples: list[float] = []
+    own: list[float] = []
     converged = False
 
     def sample_loop() -> None:
@@ -73,11 +91,14 @@ def measure_case(
         while len(samples) < settings.max_samples:
             if flush:
                 device.flush_cache()  # type: ignore[misc]
-            samples.append(_time_block(case, device, calls) / calls)
-            if _known_well_enough(samples, settings) and time.perf_counter() >= settled:
+            own.append(_time_block(case, device, calls) / calls)
+            now = time.perf_counter()
+            group, (out_of_time, long_enough) = agree(own[-1], (now >= deadline, now >= settled))
+            samples.append(group)
+            if long_enough and _known_well_enough(samples, settings):
                 converged = True
                 return
-            if len(samples) >= settings.min_samples_in_budget and time.perf_counter() >= deadline:
+            if out_of_time and len(samples) >= settings.min_samples_in_budget:
                 return
 
     if around_samples is None:
@@ -86,6 +107,7 @@ def measure_case(
         around_samples(sample_loop)
     return Measurement(
         samples_s=samples,
+        own_samples_s=own,
         calls_per_sample=calls,
         warmup_calls=warmup_calls,
         summary=summarize(samples),
@@ -99,15 +121,20 @@ def _known_well_enough(samples: list[float], settings: MeasureSettings) -> bool:
     return len(samples) >= settings.min_samples and summarize(samples).rel_ci <= settings.rel_ci
 
 
-def _warm_up(case: Case, device: Device, settings: MeasureSettings) -> tuple[float, int]:
-    """Run the case until warm; return the per-call time of the last block and calls made."""
+def _warm_up(
+    case: Case, device: Device, settings: MeasureSettings, agree: Agree
+) -> tuple[float, int]:
+    """Run the case in blocks that double until a block lasts ``min_sample_s``, for at least
+    ``warmup_s``; return the (agreed) per-call time of the last block and the calls made."""
     calls_made, block = 0, 1
     deadline = time.perf_counter() + settings.warmup_s
-    per_call = math.inf
     while True:
-        per_call = _time_block(case, device, block) / block
+        seconds, (warm,) = agree(
+            _time_block(case, device, block), (time.perf_counter() >= deadline,)
+        )
+        per_call = seconds / block
         calls_made += block
-        if calls_made >= settings.min_warmup_calls and time.perf_counter() >= deadline:
+        if calls_made >= settings.min_warmup_calls and warm:
             return per_call, calls_made
         if per_call * block < settings.min_sample_s:
             block *= 2

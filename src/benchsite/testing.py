@@ -6,7 +6,6 @@ real parts: a real plugin manager, a real Parquet store in a temporary folder, r
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,21 +15,9 @@ import pytest
 
 from benchsite import store
 from benchsite.plugin_manager import Plugins, load_plugins
-from benchsite.records import Device, Timer
+from benchsite.plugins.device_cpu import HostClockTimer
+from benchsite.records import Device
 from benchsite.runner import RunOptions, RunReport, run_benchmarks
-
-
-class FakeClockTimer(Timer):
-    """Host-clock timer for :func:`fake_device`."""
-
-    def start(self) -> None:
-        self._start = time.perf_counter()
-
-    def stop(self) -> None:
-        self._stop = time.perf_counter()
-
-    def elapsed(self) -> float:
-        return self._stop - self._start
 
 
 @pytest.fixture
@@ -38,7 +25,7 @@ def fake_device() -> Device:
     """A CPU-backed device of kind ``cpu`` named ``cpu``, for calling a workload's setup
     directly without discovering the machine's devices."""
     return Device(
-        name="cpu", kind="cpu", info={"model": "fake"}, fingerprint="fake", timer=FakeClockTimer
+        name="cpu", kind="cpu", info={"model": "fake"}, fingerprint="fake", timer=HostClockTimer
     )
 
 
