@@ -9,6 +9,7 @@ import pandas as pd
 from benchsite import Page, RenderedPage, hookimpl
 from benchsite.site import Site, charts, describe, frames
 from benchsite.site.context import WorkloadContext, WorkloadIndexContext
+from benchsite.site.findings import PER_PAGE, by_strength
 from benchsite.site.renderer import WORKLOAD_TABLE_ROWS
 from benchsite.site.summaries import reproduce_commands, what_to_run, workload_summaries
 from benchsite.site.views import ChartView, case_rows
@@ -51,7 +52,9 @@ def workload_context(
         not_charted=missing,
         cases=case_rows(ordered, run_hrefs) if len(rows) <= WORKLOAD_TABLE_ROWS else [],
         runs=sorted({(str(r), run_hrefs[str(r)]) for r in rows["run_id"].unique()}),
-        findings=site.finding_views([f for f in site.findings if f.workload == name]),
+        findings=site.finding_views(
+            by_strength([f for f in site.findings if f.workload == name])[:PER_PAGE]
+        ),
         commands=reproduce_commands(site, name),
     )
 

@@ -101,3 +101,12 @@ def test_runs_chart_has_one_point_per_run():
     (values,) = spec["datasets"].values()
     assert spec["mark"]["type"] == "circle" and len(values) == 2
     assert "b: 1 runs" in describe.runs_text(runs)
+
+
+def test_headline_takes_the_largest_size_and_the_variant_with_the_median_speedup():
+    speed = pd.DataFrame({
+        "series": "cuda:0", "workload": "w", "axis_value": [1.0, 8.0, 8.0, 8.0],
+        "variant": ["a", "a", "b", "c"], "speedup": [0.5, 30.0, 10.0, 20.0],
+    })
+    (row,) = frames.headline(speed).itertuples()
+    assert (row.variant, row.speedup) == ("c", 20.0)

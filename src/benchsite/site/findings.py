@@ -12,7 +12,7 @@ from benchsite.site.context import EvidenceContext, FindingGroup, FindingsContex
 from benchsite.site.renderer import Site, slug
 from benchsite.site.summaries import what_to_run
 
-PER_PAGE = 10
+PER_PAGE = 6
 EVIDENCE_LISTED = 500
 KIND_TITLES = {
     "speedup": "Speedups",

@@ -135,14 +135,18 @@ def _crossover(group: pd.DataFrame) -> dict[str, Any]:
 
 
 def headline(speed: pd.DataFrame) -> pd.DataFrame:
-    """Speedup per workload, accelerator and variant at the largest axis value measured on both:
-    the regime people move to a GPU for."""
+    """One speedup per workload and accelerator, at the largest axis value measured on both (the
+    regime people move to a GPU for); where several variants (precisions, ...) were measured,
+    the variant with the median speedup among them, so the headline is the typical case."""
     if speed.empty:
         return speed
     top = speed["axis_value"].fillna(-1)
     largest = top.groupby([speed["series"], speed["workload"], speed["variant"]]).transform("max")
-    chosen = speed[top == largest]
-    return chosen.sort_values(["workload", "series", "variant"]).reset_index(drop=True)
+    chosen = speed[top == largest].sort_values("speedup", kind="stable")
+    ranks = chosen.groupby(["series", "workload"]).cumcount()
+    sizes = chosen.groupby(["series", "workload"])["speedup"].transform("size")
+    typical = chosen[ranks == (sizes - 1) // 2]
+    return typical.sort_values(["workload", "series"]).reset_index(drop=True)
 
 
 def best_rate(frame: pd.DataFrame) -> tuple[str, str] | None:

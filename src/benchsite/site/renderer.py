@@ -77,7 +77,7 @@ class Site:
 
     def chart(self, chart: alt.TopLevelMixin, title: str, text: str) -> ChartView:
         """Embed ``chart``: its spec inline, a static SVG fallback, and ``text`` describing it."""
-        spec = chart.to_dict(validate=False)
+        spec = _rounded(chart.to_dict(validate=False))
         spec_text = json.dumps(spec, sort_keys=True, default=str)
         svg = assets.svg_path(spec_text)
         self.pending_svgs.append(assets.PendingSvg(svg, spec_text))
@@ -106,6 +106,18 @@ class Site:
         view = finding_view(finding, self.row_links, hrefs, chart)
         self._finding_cache[id(finding)] = view
         return view
+
+
+def _rounded(spec: dict[str, Any]) -> dict[str, Any]:
+    """The spec with its inline data rounded to 4 significant digits (more than a chart can
+    show; it keeps pages small)."""
+    for name, values in spec.get("datasets", {}).items():
+        spec["datasets"][name] = [
+            {key: float(f"{v:.4g}") if isinstance(v, float) else v for key, v in record.items()}
+            if isinstance(record, dict) else record
+            for record in values
+        ]
+    return spec
 
 
 def slug(text: str) -> str:
