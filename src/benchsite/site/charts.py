@@ -84,7 +84,9 @@ def speedup_chart(frame: pd.DataFrame, crossings: pd.DataFrame, axis: str) -> al
             tooltip=[alt.Tooltip("series:N"), alt.Tooltip("crossover:Q", format=".3~s")],
         )
     )
-    return _facet(alt.layer(band, line, even, cross, data=data), data)
+    layers = [band, line, even] + ([cross] if data["crossover"].notna().any() else [])
+    # an empty crossover layer makes Vega warn of an infinite extent
+    return _facet(alt.layer(*layers, data=data), data)
 
 
 def _with_crossovers(data: pd.DataFrame, crossings: pd.DataFrame) -> pd.DataFrame:
