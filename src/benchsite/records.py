@@ -6,6 +6,7 @@ that the engine can check them in one place (:mod:`benchsite.registry`).
 
 from __future__ import annotations
 
+import abc
 import itertools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -42,19 +43,19 @@ class Device:
     flush_cache: Callable[[], None] | None = None
 
 
-class Timer:
+class Timer(abc.ABC):
     """Times a block of calls on a device; ``start``/``stop`` bracket the block and ``elapsed``
     returns seconds once ``stop`` has run. Device plugins subclass it (host clock with a device
     synchronize, or device events)."""
 
-    def start(self) -> None:
-        raise NotImplementedError
+    @abc.abstractmethod
+    def start(self) -> None: ...
 
-    def stop(self) -> None:
-        raise NotImplementedError
+    @abc.abstractmethod
+    def stop(self) -> None: ...
 
-    def elapsed(self) -> float:
-        raise NotImplementedError
+    @abc.abstractmethod
+    def elapsed(self) -> float: ...
 
 
 @dataclass
