@@ -14,9 +14,18 @@ from benchsite import store
 from benchsite.site import BuildOptions, build_site
 from benchsite.site import build as build_module
 
-NAV = ("index.html", "workloads/index.html", "hardware.html", "findings.html",
-       "recommendations.html", "faq.html", "claims.html", "runs.html", "methodology.html",
-       "data.html")
+NAV = (
+    "index.html",
+    "workloads/index.html",
+    "hardware.html",
+    "findings.html",
+    "recommendations.html",
+    "faq.html",
+    "claims.html",
+    "runs.html",
+    "methodology.html",
+    "data.html",
+)
 
 
 def records(frame: pd.DataFrame) -> list[dict]:
@@ -81,7 +90,7 @@ def test_data_page_offers_every_row_as_parquet_and_csv(golden_site):
     assert list(stored["samples_s"]) == list(first["samples_s"])
 
 
-XSS_PLUGIN = '''
+XSS_PLUGIN = """
 from benchsite import Analysis, Finding, hookimpl
 
 @hookimpl
@@ -93,7 +102,7 @@ def register_analyses():
                                "[click](javascript:alert(6))",
                         evidence=tuple(results["row_id"]), workload=results["workload"][0])]
     return [Analysis(name="hostile", description="d", analyze=analyze)]
-'''
+"""
 HOSTILE = "<script>alert(1)</script>"
 ACTIVE_CONTENT = """() => [...document.querySelectorAll('*')].filter(el =>
     [...el.attributes].some(a => a.name.startsWith('on')) ||
@@ -116,8 +125,11 @@ def hostile_store(tmp_path: Path) -> Path:
 
 def test_html_from_results_and_plugins_renders_inert(hostile_store, chromium):
     out = hostile_store / "site"
-    build_site(BuildOptions(results=hostile_store / "results", out=out,
-                            plugins=(str(hostile_store / "hostile.py"),)))
+    build_site(
+        BuildOptions(
+            results=hostile_store / "results", out=out, plugins=(str(hostile_store / "hostile.py"),)
+        )
+    )
     files = html_files(out)
     for html in files.values():
         assert "<script>alert" not in html and "<img src=x" not in html and "<svg" not in html
@@ -141,7 +153,8 @@ def test_user_templates_override_any_file_and_extend_the_default(tmp_path, golde
     theme = tmp_path / "theme"
     theme.mkdir()
     (theme / "base.html").write_text(
-        '{% extends "default:base.html" %}{% block footer %}Made by the lab{% endblock %}')
+        '{% extends "default:base.html" %}{% block footer %}Made by the lab{% endblock %}'
+    )
     (theme / "site.css").write_text("body { color: rebeccapurple; }")
     out = tmp_path / "site"
     build_site(BuildOptions(results=GOLDEN_RESULTS, out=out, templates=theme, title="Lab report"))
@@ -179,8 +192,31 @@ def test_an_empty_store_runs_the_quick_suite_first_and_says_so(tmp_path, monkeyp
         store.write_rows(options.results, "here", "r", rows)
 
     monkeypatch.setattr(build_module, "run_benchmarks", run_benchmarks)
-    report = build_site(BuildOptions(results=tmp_path / "empty", out=tmp_path / "site"),
-                        Reporter())
+    report = build_site(BuildOptions(results=tmp_path / "empty", out=tmp_path / "site"), Reporter())
     assert report.ran_suite and calls[0].profile == "quick"
     assert "running the quick suite" in notices[0]
     assert (tmp_path / "site" / "index.html").exists()
+
+
+def test_no_finding_recommendation_faq_answer_or_claim_is_rendered_without_evidence(golden_site):
+    """Every finding card that states a measured answer links to the rows it rests on; only a
+    card marked ``none`` evidence (the store cannot answer) may stand without a link."""
+    site, _ = golden_site
+    pages = [
+        page
+        for pattern in ("faq*.html", "faq/*.html", "recommendations*.html", "recommendations/*.html",
+                        "claims*.html", "claims/*.html", "findings*.html", "findings/*.html")
+        for page in site.glob(pattern)
+    ]  # fmt: skip
+    cards = 0
+    for page in pages:
+        html = page.read_text()
+        for card in html.split('<article class="finding"')[1:]:
+            card = card.split("</article>")[0]
+            if "strength-none" in card:
+                continue
+            cards += 1
+            evidence = card.split('<details class="evidence">')
+            assert len(evidence) == 2, f"{page.name}: a card without evidence: {card[:300]}"
+            assert "<a href=" in evidence[1], f"{page.name}: evidence without a link"
+    assert cards > 20  # the golden store answers many questions with a GPU host in it
