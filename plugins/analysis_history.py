@@ -9,6 +9,7 @@ so a report run on a schedule lists what really changed, with its history.
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass
 
 import pandas as pd
@@ -20,7 +21,6 @@ from benchsite.plugins._findings import (
     ok_rows,
     per_frame,
     percent,
-    samples,
 )
 from benchsite.plugins._mannwhitney import mann_whitney_u
 
@@ -65,33 +65,35 @@ def changes(results: pd.DataFrame) -> list[Change]:
 
 def _changes(results: pd.DataFrame) -> list[Change]:
     rows = ok_rows(results)
-    out = []
-    for _, group in rows.groupby(KEYS, observed=True, sort=True) if not rows.empty else []:
-        if group["run_id"].nunique() >= 2:
-            out.append(compare_runs(group.sort_values("timestamp", kind="stable")))
-    return out
+    if rows.empty:
+        return []
+    # one sort and one grouping pass: stores fed on a schedule hold tens of thousands of cases
+    rows = rows.sort_values([*KEYS, "timestamp"], kind="stable")
+    runs = rows.groupby(KEYS, observed=True, sort=False)["run_id"].transform("nunique")
+    rows = rows[(runs >= 2).to_numpy()]
+    groups = rows.groupby(KEYS, observed=True, sort=True).indices
+    return [compare_runs(rows.iloc[index]) for index in groups.values()]
 
 
 def compare_runs(group: pd.DataFrame) -> Change:
     """Compare the newest run in ``group`` (one case, oldest first) with the earlier ones."""
-    newest_run = group["run_id"].iloc[-1]
-    new, old = group[group["run_id"] == newest_run], group[group["run_id"] != newest_run]
-    new_samples = [s for row in new.itertuples() for s in samples(row)]
-    old_samples = [s for row in old.itertuples() for s in samples(row)]
-    new_median = float(pd.Series(new_samples).median())
-    old_median = float(pd.Series(old_samples).median())
-    change = new_median / old_median - 1
+    run_ids = [str(run_id) for run_id in group["run_id"].tolist()]
+    newest_run = run_ids[-1]
+    new_samples, old_samples = [], []
+    for run_id, values in zip(run_ids, group["samples_s"].tolist(), strict=True):
+        (new_samples if run_id == newest_run else old_samples).extend(map(float, values))
+    change = statistics.median(new_samples) / statistics.median(old_samples) - 1
     _, p_value = mann_whitney_u(new_samples, old_samples)
     verdict = "unchanged"
     if p_value < ALPHA and abs(change) >= MIN_EFFECT:
         verdict = "regression" if change > 0 else "improvement"
-    head = group.iloc[-1]
+    head = next(group.iloc[[-1]].itertuples())
     return Change(
         host=str(head.host), device=device_label(head), workload=str(head.workload),
         case=case_text(head.p), change=change, p_value=p_value, verdict=verdict,
-        runs=group["run_id"].nunique(),
-        history=tuple((str(r.run_id), float(r.median_s)) for r in group.itertuples()),
-        evidence=tuple(group["row_id"]),
+        runs=len(set(run_ids)),
+        history=tuple(zip(run_ids, map(float, group["median_s"].tolist()), strict=True)),
+        evidence=tuple(group["row_id"].tolist()),
     )  # fmt: skip
 
 
