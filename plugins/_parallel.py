@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from benchsite import Device, SkipCase
+from benchsite import Case, Device, SkipCase
 
 
 @dataclass(frozen=True)
@@ -208,3 +208,30 @@ def build_on(device: Device, layers: Callable[[], list[Any]]) -> list[Any]:
     torch.manual_seed(0)
     with torch.device(device.name):
         return layers()
+
+
+Wrap = Callable[[Any, Device, int], tuple[Any, dict[str, float]]]
+
+
+def data_parallel_case(device: Device, params: dict[str, Any], wrap: Wrap) -> Case:
+    """One training step of the ``model`` parameter's network, wrapped for data parallelism by
+    ``wrap(model, device, world_size)`` → (wrapped model, extra metrics): DDP and FSDP differ
+    only there. Items are the global batch, so throughput and scaling efficiency follow."""
+    from torch.nn import Sequential
+
+    _, world_size = group_rank(params)
+    model_name, sizes = str(params.get("model", "transformer")), sizes_for(device)
+    precision = autocast(device, params)
+    base = sizes.mlp_batch if model_name == "mlp" else sizes.lm_batch
+    per_rank, global_batch = batches(params, base, world_size)
+    model = Sequential(*build_on(device, lambda: model_layers(model_name, sizes)))
+    wrapped, extra = wrap(model, device, world_size)
+    optimizer = optimizer_for(wrapped.parameters())
+    inputs, targets = synthetic_batch(model_name, sizes, per_rank, device)
+    forget_setup_peak(device)
+    return Case(
+        run=training_step(wrapped, optimizer, inputs, targets, precision),
+        flops=train_flops(model_name, sizes, global_batch),
+        items=global_batch,
+        metrics={"state_bytes": state_bytes(wrapped.parameters()), "rank_batch": per_rank, **extra},
+    )

@@ -12,21 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchsite.plugins._parallel import (
-    WORLD_SIZES,
-    autocast,
-    batches,
-    build_on,
-    forget_setup_peak,
-    group_rank,
-    model_layers,
-    optimizer_for,
-    sizes_for,
-    state_bytes,
-    synthetic_batch,
-    train_flops,
-    training_step,
-)
+from benchsite.plugins._parallel import WORLD_SIZES, data_parallel_case
 
 from benchsite import Case, Device, Workload, hookimpl
 
@@ -63,22 +49,10 @@ def register_workloads() -> list[Workload]:
 
 
 def setup_ddp_train(device: Device, params: dict[str, Any]) -> Case:
-    from torch.nn import Sequential
+    return data_parallel_case(device, params, wrap_ddp)
+
+
+def wrap_ddp(model: Any, device: Device, world_size: int) -> tuple[Any, dict[str, float]]:
     from torch.nn.parallel import DistributedDataParallel
 
-    _, world_size = group_rank(params)
-    model_name, sizes = str(params.get("model", "transformer")), sizes_for(device)
-    precision = autocast(device, params)
-    base = sizes.mlp_batch if model_name == "mlp" else sizes.lm_batch
-    per_rank, global_batch = batches(params, base, world_size)
-    model = Sequential(*build_on(device, lambda: model_layers(model_name, sizes)))
-    ddp = DistributedDataParallel(model, gradient_as_bucket_view=True)
-    optimizer = optimizer_for(ddp.parameters())
-    inputs, targets = synthetic_batch(model_name, sizes, per_rank, device)
-    forget_setup_peak(device)
-    return Case(
-        run=training_step(ddp, optimizer, inputs, targets, precision),
-        flops=train_flops(model_name, sizes, global_batch),
-        items=global_batch,
-        metrics={"state_bytes": state_bytes(model.parameters()), "rank_batch": per_rank},
-    )
+    return DistributedDataParallel(model, gradient_as_bucket_view=True), {}

@@ -13,21 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchsite.plugins._parallel import (
-    WORLD_SIZES,
-    autocast,
-    batches,
-    build_on,
-    forget_setup_peak,
-    group_rank,
-    model_layers,
-    optimizer_for,
-    sizes_for,
-    state_bytes,
-    synthetic_batch,
-    train_flops,
-    training_step,
-)
+from benchsite.plugins._parallel import WORLD_SIZES, data_parallel_case
 
 from benchsite import Case, Device, Workload, hookimpl
 
@@ -64,28 +50,12 @@ def register_workloads() -> list[Workload]:
 
 
 def setup_fsdp_train(device: Device, params: dict[str, Any]) -> Case:
-    import torch
+    return data_parallel_case(device, params, wrap_fsdp)
 
-    _, world_size = group_rank(params)
-    model_name, sizes = str(params.get("model", "transformer")), sizes_for(device)
-    precision = autocast(device, params)
-    base = sizes.mlp_batch if model_name == "mlp" else sizes.lm_batch
-    per_rank, global_batch = batches(params, base, world_size)
-    layers = build_on(device, lambda: model_layers(model_name, sizes))
-    model, version = shard(torch.nn.Sequential(*layers), device, world_size)
-    optimizer = optimizer_for(model.parameters())
-    inputs, targets = synthetic_batch(model_name, sizes, per_rank, device)
-    forget_setup_peak(device)
-    return Case(
-        run=training_step(model, optimizer, inputs, targets, precision),
-        flops=train_flops(model_name, sizes, global_batch),
-        items=global_batch,
-        metrics={
-            "state_bytes": state_bytes(model.parameters()),
-            "rank_batch": per_rank,
-            "fsdp_version": version,
-        },
-    )
+
+def wrap_fsdp(model: Any, device: Device, world_size: int) -> tuple[Any, dict[str, float]]:
+    sharded, version = shard(model, device, world_size)
+    return sharded, {"fsdp_version": version}
 
 
 def shard(model: Any, device: Device, world_size: int) -> tuple[Any, int]:
