@@ -1,8 +1,16 @@
 """Shared by the harness comparisons: time one case with benchsite and with
-``torch.utils.benchmark.Timer.blocked_autorange`` in the same process, and print a table."""
+``torch.utils.benchmark.Timer.blocked_autorange`` in the same process, and print a table.
+
+A third, deliberately naive measurement arbitrates when the two disagree: a plain loop of the
+case between two device synchronizes, timed by the host clock (:func:`plain_loop`). It has no
+statistics to get wrong; over a second of calls its per-call mean is what a user's own loop
+would see. Where benchsite and the Timer differ, the one nearer the plain loop is the one to
+trust, and each harness's spread over the rounds shows whether the difference is larger than
+the case's own drift."""
 
 from __future__ import annotations
 
+import math
 import statistics
 import time
 from dataclasses import dataclass
@@ -25,10 +33,20 @@ class Comparison:
     benchsite_rel_ci: float
     torch_s: float
     torch_iqr_rel: float
+    plain_s: float
+    benchsite_rounds: list[float]
+    torch_rounds: list[float]
 
     @property
     def ratio(self) -> float:
         return self.benchsite_s / self.torch_s
+
+    @property
+    def nearer_plain(self) -> str:
+        """Which harness's median lies nearer the plain loop's (on a log scale)."""
+        ours = abs(math.log(self.benchsite_s / self.plain_s))
+        theirs = abs(math.log(self.torch_s / self.plain_s))
+        return "benchsite" if ours <= theirs else "Timer"
 
 
 def machine_devices() -> dict[str, Device]:
@@ -38,21 +56,25 @@ def machine_devices() -> dict[str, Device]:
 
 
 def compare(
-    device: Device, name: str, case: Case, settings: MeasureSettings, rounds: int = 3
+    device: Device, name: str, case: Case, settings: MeasureSettings, rounds: int = 5
 ) -> Comparison:
-    """Time ``case`` with both harnesses, alternating for ``rounds`` rounds (each harness run
-    right after the same warm-up) so that load and clock changes hit both alike; report the
-    median of each harness's medians."""
+    """Time ``case`` with both harnesses and the plain loop, in ``rounds`` rounds whose order
+    rotates (each run right after the same warm-up), so that load and clock drift hit all three
+    alike; report the median of each one's per-round medians."""
     device.prepare()
     timer = torch_benchmark.Timer(
         stmt="run()", globals={"run": case.run}, num_threads=torch.get_num_threads()
     )
-    theirs, ours = [], []
-    for _ in range(rounds):
-        keep_busy(case, device)
-        theirs.append(timer.blocked_autorange(min_run_time=1.0))
-        keep_busy(case, device)
-        ours.append(measure_case(case, device, settings).summary)
+    theirs, ours, plain = [], [], []
+    turns = [
+        lambda: theirs.append(timer.blocked_autorange(min_run_time=1.0)),
+        lambda: ours.append(measure_case(case, device, settings).summary),
+        lambda: plain.append(plain_loop(case, device)),
+    ]
+    for round_ in range(rounds):
+        for turn in turns[round_ % 3 :] + turns[: round_ % 3]:
+            keep_busy(case, device)
+            turn()
     reference = min(theirs, key=lambda m: abs(m.median - median_of([t.median for t in theirs])))
     return Comparison(
         device.name,
@@ -61,7 +83,26 @@ def compare(
         max(summary.rel_ci for summary in ours),
         median_of([m.median for m in theirs]),
         reference.iqr / reference.median,
+        median_of(plain),
+        [summary.median_s for summary in ours],
+        [m.median for m in theirs],
     )
+
+
+def plain_loop(case: Case, device: Device, seconds: float = 1.0) -> float:
+    """Per-call seconds of a plain loop: as many calls as fill ``seconds`` (estimated from a
+    short first loop) between two synchronizes, timed by the host clock."""
+    calls = 1
+    while True:
+        device.synchronize()
+        started = time.perf_counter()
+        for _ in range(calls):
+            case.run()
+        device.synchronize()
+        elapsed = time.perf_counter() - started
+        if elapsed >= seconds:
+            return elapsed / calls
+        calls = max(calls * 2, math.ceil(calls * seconds / max(elapsed, 1e-9)))
 
 
 def keep_busy(case: Case, device: Device, seconds: float = 0.3) -> None:
@@ -83,16 +124,32 @@ def workload_case(device: Device, workload: str, wanted: dict[str, object]) -> C
 
 
 def print_table(rows: list[Comparison], title: str) -> None:
+    """The side-by-side table; then, for every ratio outside 0.95–1.05, each harness's spread
+    over the rounds and which one the plain loop sides with."""
     print(f"\n{title}")
-    header = f"{'device':<8} {'case':<34} {'benchsite':>11} {'±CI':>6} {'torch Timer':>12} {'IQR':>6} {'ratio':>7}"
+    header = (
+        f"{'device':<8} {'case':<34} {'benchsite':>11} {'±CI':>6} {'torch Timer':>12} "
+        f"{'IQR':>6} {'ratio':>7} {'plain loop':>11}"
+    )
     print(header)
     print("-" * len(header))
     for row in rows:
         print(
             f"{row.device:<8} {row.name:<34} {format_seconds(row.benchsite_s):>11} "
             f"{row.benchsite_rel_ci:>6.1%} {format_seconds(row.torch_s):>12} "
-            f"{row.torch_iqr_rel:>6.1%} {row.ratio:>7.3f}"
+            f"{row.torch_iqr_rel:>6.1%} {row.ratio:>7.3f} {format_seconds(row.plain_s):>11}"
         )
+    for row in rows:
+        if not 0.95 <= row.ratio <= 1.05:
+            print(
+                f"  {row.device} {row.name}: per-round medians benchsite "
+                f"{_spread(row.benchsite_rounds)}, Timer {_spread(row.torch_rounds)}; "
+                f"the plain loop ({format_seconds(row.plain_s)}) is nearer {row.nearer_plain}"
+            )
+
+
+def _spread(values: list[float]) -> str:
+    return f"{format_seconds(min(values))}–{format_seconds(max(values))}"
 
 
 def median_of(values: list[float]) -> float:

@@ -3,9 +3,10 @@
 In one process, on every device of this machine, times six cases with both harnesses: a small
 and a large matmul, an MLP training step, a transformer inference step and a host→device copy
 (GPU only), each set up by the registered workload exactly as `benchsite run` does. Each
-harness gets three alternating turns (benchsite with the full profile's 2% target and a 3 s
-budget a turn). Prints the medians side by side with their ratio; every ratio should lie within
-0.95–1.05. Run it on a quiet machine: other load moves both harnesses, but not alike.
+harness, and a plain synchronized loop that arbitrates, gets five turns in rotating order
+(benchsite with the full profile's 2% target and a 3 s budget a turn). Prints the medians side
+by side with their ratio; every ratio should lie within 0.95–1.05. Run it on a quiet machine:
+other load moves the harnesses, but not alike.
 
     python benchmarks/crosscheck.py
 """
