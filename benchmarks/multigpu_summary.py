@@ -1,9 +1,10 @@
 """The multi-GPU figures from a results store: what several GPUs bought.
 
 Prints, for the newest row of every distributed case (per host and device kind): each case's
-status; data-parallel scaling efficiency (strong: T1 / (N · TN); weak: samples/s at N over
-N × samples/s at 1); all-reduce algorithm and bus bandwidth per message size; and per-GPU peak
-memory and training-state bytes of DDP, FSDP and pipeline parallelism side by side.
+status; the throughput gain and scaling efficiency of every training workload over GPUs,
+within each host (strong scaling and the pipeline: T1 / (N · TN); weak: samples/s at N over
+N × samples/s at 1); all-reduce algorithm and bus bandwidth per message size; and per-GPU
+peak memory and training-state bytes of DDP, FSDP and pipeline parallelism side by side.
 
     python benchmarks/multigpu_summary.py results [--kind cuda]
 """
@@ -47,9 +48,9 @@ def print_statuses(rows: pd.DataFrame) -> None:
 
 
 def print_scaling(rows: pd.DataFrame) -> None:
-    print("\n## Data-parallel scaling (ddp-train)")
-    ddp = rows[(rows["workload"] == "ddp-train") & (rows["status"] == "ok")]
-    for series, group in ddp.groupby(ddp["p"].map(_case)):
+    print("\n## Scaling over GPUs (ddp-train, fsdp-train, pipeline-train)")
+    train = rows[(rows["workload"] != "allreduce") & (rows["status"] == "ok")]
+    for (workload, series), group in train.groupby(["workload", train["p"].map(_case)]):
         one = group[group["n"] == 1]
         if one.empty:
             continue
@@ -57,11 +58,12 @@ def print_scaling(rows: pd.DataFrame) -> None:
         for row in group[group["n"] > 1].sort_values("n").itertuples():
             if base.p.get("scaling") == "weak":
                 eff = row.items_per_s / (row.n * base.items_per_s)
-            else:
+            else:  # strong scaling, and the pipeline (the same global batch on more GPUs)
                 eff = base.median_s / (row.n * row.median_s)
             print(
-                f"{series}: {row.n} GPUs {row.items_per_s:,.0f} samples/s vs 1 GPU "
-                f"{base.items_per_s:,.0f} -> scaling efficiency {eff:.1%}"
+                f"{workload} {series}: {row.n} GPUs {row.items_per_s:,.0f} samples/s vs 1 GPU "
+                f"{base.items_per_s:,.0f} ({row.items_per_s / base.items_per_s:.2f}x) -> "
+                f"scaling efficiency {eff:.1%}"
             )
 
 
@@ -101,8 +103,8 @@ def main() -> None:
     rows = newest_rows(args.results, args.kind)
     if rows.empty:
         raise SystemExit(f"{args.results} holds no distributed case")
-    for kind, group in rows.groupby("device_kind", observed=True):
-        print(f"# {kind}")
+    for (host, kind), group in rows.groupby(["host", "device_kind"], observed=True):
+        print(f"# {host}: {kind}")  # scaling compares world sizes within one host only
         print_statuses(group)
         print_scaling(group)
         print_allreduce(group)
