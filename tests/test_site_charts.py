@@ -110,3 +110,16 @@ def test_headline_takes_the_largest_size_and_the_variant_with_the_median_speedup
     })
     (row,) = frames.headline(speed).itertuples()
     assert (row.variant, row.speedup) == ("c", 20.0)
+
+
+def test_a_world_size_axis_joins_the_device_groups_of_one_kind_into_one_line_of_whole_ticks():
+    rows = pd.DataFrame({
+        "host": "h", "device": ["cuda:0", "cuda:0-1", "cuda:0-3"], "device_kind": "cuda",
+        "axis": "world_size", "params": [f'{{"world_size": {n}}}' for n in (1, 2, 4)],
+    })
+    prepared = frames.prepare(rows)
+    assert prepared["series"].unique().tolist() == ["cuda"]
+    data = prepared.assign(axis_value=[1.0, 2.0, 4.0], median_s=[1.0, 0.6, 0.4],
+                           ci_low_s=0.0, ci_high_s=2.0)
+    x = charts.time_chart(data, "world_size").to_dict()["layer"][1]["encoding"]["x"]
+    assert x["axis"]["tickMinStep"] == 1

@@ -22,6 +22,15 @@ def log_or_linear(values: pd.Series) -> alt.Scale:
     return alt.Scale(type="linear", zero=False)
 
 
+def axis_x(data: pd.DataFrame, axis: str) -> alt.X:
+    """The parameter axis: log or linear (:func:`log_or_linear`); when every value is a whole
+    number (batches, sizes, world sizes) no tick falls between two of them."""
+    values = data["axis_value"]
+    whole = bool(len(values)) and bool((values.dropna() % 1 == 0).all())
+    ticks = alt.Axis(tickMinStep=1, format="~s") if whole else alt.Axis()
+    return alt.X("axis_value:Q", title=axis, scale=log_or_linear(values), axis=ticks)
+
+
 def _facet(chart: alt.LayerChart, frame: pd.DataFrame) -> alt.TopLevelMixin:
     """Split by ``variant`` (the parameters other than the axis) when there is more than one."""
     if frame["variant"].nunique() <= 1:
@@ -43,7 +52,7 @@ def time_chart(frame: pd.DataFrame, axis: str) -> alt.TopLevelMixin:
     """Median time per call against the axis, one line per host and device, with the 95% CI of
     the median as a band. Columns: axis_value, median_s, ci_low_s, ci_high_s, series, variant."""
     data = frame[["axis_value", "median_s", "ci_low_s", "ci_high_s", "series", "variant"]]
-    x = alt.X("axis_value:Q", title=axis, scale=log_or_linear(data["axis_value"]))
+    x = axis_x(data, axis)
     y_scale = log_or_linear(pd.concat([data["ci_low_s"], data["ci_high_s"]]))
     base = alt.Chart().encode(x=x, color=_device_color())
     band = base.mark_area(opacity=0.2).encode(y=alt.Y("ci_low_s:Q"), y2="ci_high_s:Q")
@@ -62,7 +71,7 @@ def speedup_chart(frame: pd.DataFrame, crossings: pd.DataFrame, axis: str) -> al
     data = _with_crossovers(
         frame[["axis_value", "speedup", "low", "high", "series", "variant"]], crossings
     )
-    x = alt.X("axis_value:Q", title=axis, scale=log_or_linear(data["axis_value"]))
+    x = axis_x(data, axis)
     y = alt.Y(
         "speedup:Q",
         title="speedup over the CPU (×)",
@@ -106,7 +115,7 @@ def rate_chart(frame: pd.DataFrame, axis: str, column: str, unit: str) -> alt.To
         alt.Chart(data)
         .mark_line(point=True)
         .encode(
-            x=alt.X("axis_value:Q", title=axis, scale=log_or_linear(data["axis_value"])),
+            x=axis_x(data, axis),
             y=alt.Y("rate:Q", title=unit, scale=log_or_linear(data["rate"])),
             color=alt.Color("series:N", title="device"),
             tooltip=_tooltip(
@@ -125,7 +134,7 @@ def memory_chart(frame: pd.DataFrame, axis: str) -> alt.TopLevelMixin:
         alt.Chart(data)
         .mark_line(point=True)
         .encode(
-            x=alt.X("axis_value:Q", title=axis, scale=log_or_linear(data["axis_value"])),
+            x=axis_x(data, axis),
             y=alt.Y(
                 "value:Q",
                 title="peak memory (bytes)",

@@ -35,7 +35,11 @@ def prepare(results: pd.DataFrame) -> pd.DataFrame:
     frame["variant"] = [variant_label(p, a) for p, a in zip(params, axes, strict=True)]
     several_hosts = frame["host"].nunique() > 1
     host_prefix = frame["host"].astype(str) + " · " if several_hosts else ""
-    frame["series"] = host_prefix + frame["device"].astype(str)
+    # along a world-size axis each point is another group of devices (cuda:0, cuda:0-1, …):
+    # one line per device kind, so that the points of one scaling curve join up
+    grouped = frame["axis"] == "world_size"
+    devices = frame["device"].astype(str).where(~grouped, frame["device_kind"].astype(str))
+    frame["series"] = host_prefix + devices
     frame["flags"] = _flags(frame)
     return frame
 
