@@ -55,3 +55,30 @@ def line_chart(
         .encode(x=alt.X(f"{x}:Q", scale=scale), y=alt.Y(f"{y}:Q"), tooltip=[x, y], **encode_color)
         .properties(title=title, width=360, height=220)
     )
+
+
+def bar_chart(data: pd.DataFrame, x: str, y: str, group: str, title: str) -> Any:
+    """Bars of ``y`` per ``x`` category, side by side per ``group`` (one colour each)."""
+    alt = _altair()
+    if alt is None or data.empty or len(data) > MAX_POINTS:
+        return None
+    return (
+        alt.Chart(data[[x, y, group]])
+        .mark_bar()
+        .encode(
+            x=alt.X(f"{x}:N", title=None),
+            xOffset=alt.XOffset(f"{group}:N"),
+            y=alt.Y(f"{y}:Q", title=None, axis=alt.Axis(format="~s")),
+            color=alt.Color(f"{group}:N", title=group),
+            tooltip=[x, group, alt.Tooltip(f"{y}:Q", format=".3~s")],
+        )
+        .properties(title=title, width=360, height=220)
+    )
+
+
+def side_by_side(*charts: Any) -> Any:
+    """The charts that could be drawn, next to each other (``None`` when none could)."""
+    drawn = [chart for chart in charts if chart is not None]
+    if len(drawn) < 2:
+        return drawn[0] if drawn else None
+    return _altair().hconcat(*drawn)

@@ -16,11 +16,19 @@ from benchsite.plugins import (
     analysis_techniques,
 )
 from benchsite.plugins._answers import RUN_GPU, answered, rows_of, speedups_of, unanswered
-from benchsite.plugins._findings import case_text, latest_ok, percent, ratio, ratio_ci
+from benchsite.plugins._findings import (
+    case_text,
+    is_accelerator,
+    latest_ok,
+    percent,
+    ratio,
+    ratio_ci,
+)
 
 from benchsite import Analysis, Finding, hookimpl
 
 KIND = "claim"
+DATA_PARALLEL = ("ddp-train", "fsdp-train")
 ARTICLE_MAX = 50.0
 
 
@@ -211,15 +219,21 @@ def cpu_threads_limited(results: pd.DataFrame) -> Finding:
 def data_parallel(results: pd.DataFrame) -> Finding:
     claim = "Data parallelism over several GPUs accelerates training."
     found = [f for f in analysis_multi_gpu.multi_gpu_findings(results)
-             if f.evidence and "efficiency" in f.numbers]
+             if f.evidence and "efficiency" in f.numbers and f.workload in DATA_PARALLEL
+             and is_accelerator(f.numbers.get("device_kind"))]  # gloo ranks share one CPU
     if not found:
         return untested("data-parallel", claim, "Run `benchsite run -w ddp-train` on a machine "
                         "with several GPUs.")
-    effs = [max((int(n), e) for n, e in f.numbers["efficiency"].items()) for f in found]
-    gains = [n * e for n, e in effs]
+    gains = [(n * e, f) for f in found for n, e in [max((int(n), e) for n, e in
+                                                      f.numbers["efficiency"].items())]]
+    gains.sort(key=lambda item: item[0])
+    (low, worst), (high, best) = gains[0], gains[-1]
     evidence = [r for f in found for r in f.evidence]
-    v = "supported" if min(gains) > 1.1 else "contradicted" if max(gains) <= 1.1 else "depends"
-    return verdict("data-parallel", claim, v, "; ".join(f.answer for f in found), evidence)
+    v = "supported" if low > 1.1 else "contradicted" if high <= 1.1 else "depends"
+    answer = (f"several GPUs did {low:.2f}× ({worst.title}) to {high:.2f}× ({best.title}) the "
+              "training work per second of one.")
+    return verdict("data-parallel", claim, v, answer, evidence,
+                   "\n".join(f"- {f.answer}" for _, f in gains))
 
 
 def not_all_ops(results: pd.DataFrame) -> Finding:

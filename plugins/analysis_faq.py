@@ -202,13 +202,13 @@ def _flagged(results: pd.DataFrame, code: str) -> set[str]:
 
 def several_gpus(results: pd.DataFrame) -> Finding:
     q = "What do several GPUs buy?"
-    found = [f for f in analysis_multi_gpu.multi_gpu_findings(results) if f.evidence]
+    found = [f for f in analysis_multi_gpu.summary_findings(results) if f.evidence]
     if not found:
         return unanswered(KIND, "multi-gpu", q, "Not measured: no multi-GPU result in the store.",
-                          "Run `benchsite run -w ddp-train -w fsdp-train -w allreduce` on a "
-                          "machine with several GPUs.", question=q)
+                          "Run `benchsite run -w ddp-train -w fsdp-train -w pipeline-train "
+                          "-w allreduce` on a machine with several GPUs.", question=q)
     return answered(KIND, "multi-gpu", q, found[0].answer, [r for f in found for r in f.evidence],
-                    explanation="\n".join(f"- {f.answer}" for f in found), question=q)
+                    explanation="\n".join(f"- {f.answer}" for f in found[1:]), question=q)
 
 
 def cost_energy(results: pd.DataFrame) -> Finding:

@@ -1,9 +1,10 @@
-"""What do several GPUs buy? Scaling efficiency of data-parallel training, FSDP's memory, and
-all-reduce bandwidth, from the distributed workloads.
+"""What do several GPUs buy? Scaling of data-parallel (DDP, FSDP) and pipeline training over
+devices, per-GPU memory of each, and all-reduce bandwidth, from the distributed workloads.
 
-Strong scaling (fixed global batch): efficiency = T1 / (N · TN), with T the step time.
-Weak scaling (fixed batch per GPU): efficiency = throughput(N) / (N · throughput(1)), which
-with a fixed per-GPU batch equals T1 / TN. 100% means N GPUs do N times the work per second.
+Strong scaling (a fixed global batch; the pipeline too): efficiency = T1 / (N · TN), with T the
+step time. Weak scaling (a fixed batch per GPU): efficiency = throughput(N) / (N ·
+throughput(1)). 100% means N devices do N times the work of one per second. Every comparison
+stays within one host and one device kind: world sizes of different machines never mix.
 """
 
 from __future__ import annotations
@@ -11,19 +12,25 @@ from __future__ import annotations
 from typing import Any
 
 import pandas as pd
+from benchsite.plugins._charts import bar_chart, line_chart, side_by_side
 from benchsite.plugins._findings import (
     bytes_text,
     case_text,
     finding,
+    is_accelerator,
     latest_ok,
     metric,
     not_measured,
+    per_frame,
     percent,
 )
 
 from benchsite import Analysis, Finding, hookimpl
 
-DDP, FSDP, ALLREDUCE = "ddp-train", "fsdp-train", "allreduce"
+DDP, FSDP, PIPELINE, ALLREDUCE = "ddp-train", "fsdp-train", "pipeline-train", "allreduce"
+TRAINING = (DDP, FSDP, PIPELINE)
+METHOD = {DDP: "DDP", FSDP: "FSDP", PIPELINE: "pipeline"}
+PEAK = "memory.gpu_peak_allocated_bytes"
 
 
 @hookimpl
@@ -31,43 +38,63 @@ def register_analyses() -> list[Analysis]:
     return [
         Analysis(
             name="multi-gpu",
-            description="Data-parallel scaling efficiency, FSDP vs DDP memory, all-reduce bandwidth.",
+            description="Scaling of DDP, FSDP and pipeline training over devices, their "
+            "per-GPU memory, and all-reduce bandwidth.",
             analyze=multi_gpu_findings,
         )
     ]
 
 
+def multi_gpu_findings(results: pd.DataFrame) -> list[Finding]:
+    """Per host and device kind (accelerators first, then CPU process groups): what several
+    devices buy, then each training case's scaling."""
+    return [finding for host in _by_host(results) for part in host for finding in part]
+
+
+def summary_findings(results: pd.DataFrame) -> list[Finding]:
+    """Only what several devices buy per host (scaling, memory, all-reduce): the short answer
+    the FAQ gives."""
+    return [finding for summary, _ in _by_host(results) for finding in summary]
+
+
+def _by_host(results: pd.DataFrame) -> list[tuple[list[Finding], list[Finding]]]:
+    """(summary findings, per-case findings) of every host and device kind; computed once per
+    frame (the findings, the FAQ and the claims all ask)."""
+    return per_frame("multi-gpu", results, lambda: _compute(results))
+
+
+def _compute(results: pd.DataFrame) -> list[tuple[list[Finding], list[Finding]]]:
+    rows = distributed_rows(results)
+    if rows.empty:
+        return [([not_measured(
+            "multi-gpu", ["not-measured"], "Several GPUs: not measured",
+            "This store holds no multi-GPU result, so it cannot say what several GPUs buy.",
+            explanation="Run `benchsite run -w ddp-train -w fsdp-train -w pipeline-train "
+            "-w allreduce` on a machine with two or more GPUs, into the same store.",
+        )], [])]  # fmt: skip
+    out = []
+    groups = rows.groupby(["host", "device_kind"], sort=True, observed=True)
+    for (host, kind), group in sorted(groups, key=lambda item: not is_accelerator(item[0][1])):
+        curves = scaling_curves(group)
+        summary = [*overview(str(host), str(kind), curves)]
+        summary += [*memory_findings(str(host), str(kind), group), *allreduce_findings(group)]
+        out.append((summary, scaling_findings(curves)))
+    return out
+
+
 def distributed_rows(results: pd.DataFrame) -> pd.DataFrame:
+    """The newest ok row of every distributed case, with ``n`` (its world size) and ``series``
+    (its parameters but the world size)."""
     rows = latest_ok(results)
     if rows.empty:
         return rows
-    rows = rows[rows["workload"].isin([DDP, FSDP, ALLREDUCE])]
-    sizes = [int(p.get("world_size", w if w == w else 1)) for p, w in
-             zip(rows["p"], rows["world_size"], strict=True)]
-    return rows.assign(n=sizes)
-
-
-def multi_gpu_findings(results: pd.DataFrame) -> list[Finding]:
-    rows = distributed_rows(results)
-    if rows.empty:
-        return [not_measured(
-            "multi-gpu", ["not-measured"], "Several GPUs: not measured",
-            "This store holds no multi-GPU result, so it cannot say what several GPUs buy.",
-            explanation="Run `benchsite run -w ddp-train -w fsdp-train -w allreduce` on a "
-            "machine with two or more GPUs, into the same store.",
-        )]  # fmt: skip
-    return [*scaling_findings(rows), *fsdp_findings(rows), *allreduce_findings(rows)]
-
-
-def scaling_findings(rows: pd.DataFrame) -> list[Finding]:
-    ddp = rows[rows["workload"] == DDP]
-    ddp = ddp.assign(series=[case_text(p, skip=["world_size"]) for p in ddp["p"]])
-    out = []
-    for (host, kind, series), group in ddp.groupby(["host", "device_kind", "series"], sort=True):
-        group = group.sort_values("n")
-        if group["n"].iloc[0] == 1 and len(group) >= 2:
-            out.append(_scaling(str(host), str(kind), str(series), group))
-    return out
+    rows = rows[rows["workload"].isin([*TRAINING, ALLREDUCE])]
+    sizes = [
+        int(p.get("world_size", w if w == w else 1))
+        for p, w in zip(rows["p"], rows["world_size"], strict=True)
+    ]
+    series = [case_text(p, skip=["world_size"]) for p in rows["p"]]
+    return rows.assign(n=sizes, series=series)
 
 
 def efficiency(one: Any, many: Any) -> float:
@@ -80,69 +107,180 @@ def efficiency(one: Any, many: Any) -> float:
     return float(one.median_s) / (n * float(many.median_s))
 
 
-def _scaling(host: str, kind: str, series: str, group: pd.DataFrame) -> Finding:
-    one, rest = group.iloc[0], list(group.iloc[1:].itertuples())
-    effs = {int(r.n): efficiency(one, r) for r in rest}
-    top = max(effs)
-    mode = one.p.get("scaling", "strong")
-    answer = (
-        f"On {host}, data-parallel training ({series}) on {top} {kind.upper()} devices runs at "
-        f"{percent(effs[top])} scaling efficiency ({mode} scaling): {top} devices do "
-        f"{effs[top] * top:.2f}× the work of one per second."
-    )
-    return finding(
-        "multi-gpu",
-        [host, kind, series],
-        f"Data-parallel scaling: {series}",
-        answer,
-        explanation="\n".join(f"- {n} devices: {percent(e)}" for n, e in sorted(effs.items())),
-        numbers={"efficiency": effs, "scaling": mode},
-        evidence=group["row_id"],
-        scope={"hosts": [host], "workloads": [DDP]},
-        strength="moderate",
-        workload=DDP,
-    )
+def scaling_curves(group: pd.DataFrame) -> pd.DataFrame:
+    """One row per training case measured at world size 1 and N > 1 on this host: ``gain``
+    (work per second at N over at 1) and ``efficiency``; the 1-device points are included
+    (gain 1, efficiency 1) so the curves start where they should."""
+    points = []
+    train = group[group["workload"].isin(TRAINING)]
+    for (workload, series), runs in train.groupby(["workload", "series"], sort=True):
+        runs = runs.sort_values("n")
+        one = runs.iloc[0]
+        if one.n != 1 or len(runs) < 2:
+            continue
+        for row in runs.itertuples():
+            eff = efficiency(one, row)
+            points.append({
+                "host": row.host, "kind": row.device_kind, "workload": workload, "series": series, "label": f"{METHOD[workload]}, {series}",
+                "short": f"{METHOD[workload]} {one.p.get('model', '')}".strip(),
+                "mode": one.p.get("scaling", "strong"), "devices": int(row.n),
+                "efficiency": eff, "gain": eff * row.n, "row_id": row.row_id,
+                "base_id": one.row_id,
+            })  # fmt: skip
+    return pd.DataFrame(points)
 
 
-def fsdp_findings(rows: pd.DataFrame) -> list[Finding]:
-    key = "memory.gpu_peak_allocated_bytes"
-    rows = rows.assign(peak=[metric(r, key) for r in rows.itertuples()],
-                       series=[case_text(p, skip=["scaling", "batch"]) for p in rows["p"]])
-    ddp = {(r.host, r.series, r.n): r for r in rows[rows["workload"] == DDP].itertuples()
-           if r.peak}
+MODES = {
+    "strong": "with the same global batch (strong scaling)",
+    "weak": "with the same batch per device (weak scaling)",
+}
+
+
+def members(kind: str, n: int) -> str:
+    """``2 CUDA devices``; ``2 CPU processes`` (gloo ranks share one CPU)."""
+    unit = "devices" if is_accelerator(kind) else "processes"
+    return f"{n} {kind.upper()} {unit}"
+
+
+def overview(host: str, kind: str, curves: pd.DataFrame) -> list[Finding]:
+    """The host's scaling at its largest world size in one answer (strong and weak scaling said
+    apart: they measure different things), with the curves as charts."""
+    if curves.empty:
+        return []
+    top = int(curves["devices"].max())
+    at_top = curves[curves["devices"] == top].sort_values("gain", ascending=False)
+    chart = side_by_side(
+        line_chart(curves, "devices", "gain", "Work per second vs 1 device (×)", "label"),
+        line_chart(curves, "devices", "efficiency", "Scaling efficiency", "label"),
+    )
+    spans = [(_span(same), MODES[mode]) for mode, same in at_top.groupby("mode", sort=True)]
+    said = [f"{span} the work per second of one {mode}" for span, mode in spans[:1]]
+    said += [f"{span} {mode}" for span, mode in spans[1:]]
+    lines = [
+        f"- {r.label}: {r.gain:.2f}× ({percent(r.efficiency)} efficiency, {r.mode} scaling)"
+        for r in at_top.itertuples()
+    ]
+    return [finding(
+        "multi-gpu", [host, kind, "scaling"], f"Scaling over {kind.upper()} devices on {host}",
+        f"On {host}, {members(kind, top)} do {', and '.join(said)}.",
+        explanation="\n".join(lines), chart=chart,
+        numbers={"devices": top, "gain": {r.label: r.gain for r in at_top.itertuples()},
+                 "device_kind": kind},
+        evidence=[*curves["row_id"], *curves["base_id"]], workload=DDP,
+        scope={"hosts": [host], "workloads": sorted(set(curves["workload"]))},
+        strength="strong" if is_accelerator(kind) else "moderate",
+    )]  # fmt: skip
+
+
+def _span(points: pd.DataFrame) -> str:
+    """``1.05× (FSDP transformer) to 1.52× (pipeline transformer)``, or one figure."""
+    best, worst = points.iloc[0], points.iloc[-1]
+    if len(points) == 1:
+        return f"{best.gain:.2f}× ({best.short})"
+    return f"{worst.gain:.2f}× ({worst.short}) to {best.gain:.2f}× ({best.short})"
+
+
+def scaling_findings(curves: pd.DataFrame) -> list[Finding]:
+    """One finding per training case: its efficiency at every measured world size."""
     out = []
-    for row in rows[rows["workload"] == FSDP].itertuples():
-        base = ddp.get((row.host, row.series, row.n))
-        if base is not None and row.peak:
-            out.append(finding(
-                "multi-gpu", [row.host, "fsdp", row.series],
-                f"FSDP vs DDP memory per GPU ({row.series})",
-                f"Sharding the model with FSDP over {row.n} GPUs needs {bytes_text(row.peak)} "
-                f"per GPU against {bytes_text(base.peak)} with DDP "
-                f"({percent(1 - row.peak / base.peak)} less).",
-                numbers={"fsdp_bytes": row.peak, "ddp_bytes": base.peak, "world_size": row.n},
-                evidence=[row.row_id, base.row_id], workload=FSDP,
-                scope={"hosts": [str(row.host)], "workloads": [FSDP, DDP]},
-            ))  # fmt: skip
+    if curves.empty:
+        return out
+    for (workload, series), points in curves.groupby(["workload", "series"], sort=True):
+        many = points[points["devices"] > 1]
+        effs = {int(r.devices): float(r.efficiency) for r in many.itertuples()}
+        top = max(effs)
+        mode = points["mode"].iloc[0]
+        first = points.iloc[0]
+        out.append(finding(
+            "multi-gpu", [first.host, first.kind, workload, series],
+            f"{METHOD[workload]} scaling: {series}",
+            f"On {first.host}, {METHOD[workload]} training ({series}) on "
+            f"{members(str(first.kind), top)} runs at "
+            f"{percent(effs[top])} scaling efficiency ({mode} scaling): they do "
+            f"{effs[top] * top:.2f}× the work of one per second.",
+            explanation="\n".join(f"- {n} devices: {percent(e)}" for n, e in sorted(effs.items())),
+            numbers={"efficiency": effs, "scaling": mode, "device_kind": first.kind},
+            evidence=[*points["row_id"], first.base_id], workload=workload,
+            scope={"hosts": [first.host], "workloads": [workload]}, strength="moderate",
+        ))  # fmt: skip
     return out
 
 
-def allreduce_findings(rows: pd.DataFrame) -> list[Finding]:
+def memory_findings(host: str, kind: str, group: pd.DataFrame) -> list[Finding]:
+    """Per-GPU peak memory of DDP, FSDP and the pipeline at each world size above one, for the
+    same model and global batch (strong scaling), against DDP on one device."""
+    train = group[group["workload"].isin(TRAINING)]
+    train = train.assign(peak=[metric(r, PEAK) for r in train.itertuples()])
+    strong = [p.get("scaling", "strong") == "strong" for p in train["p"]]
+    train = train[train["peak"].notna().to_numpy() & strong]
+    model = [case_text(p, skip=["world_size", "scaling"]) for p in train["p"]]
     out = []
-    for (host, kind, n), group in rows[rows["workload"] == ALLREDUCE].groupby(
-        ["host", "device_kind", "n"], sort=True
-    ):
-        values = [(metric(r, "busbw_gbps") or metric(r, "allreduce.busbw_gbps")
-                   or (r.gbps if r.gbps == r.gbps else None), r) for r in group.itertuples()]
-        values = [(v, r) for v, r in values if v]
-        if values:
-            best, row = max(values, key=lambda item: item[0])
-            out.append(finding(
-                "multi-gpu", [host, kind, n, "allreduce"], f"All-reduce bandwidth, {n} ranks",
-                f"All-reduce between {n} {str(kind).upper()} ranks on {host} reaches {best:.3g} "
-                f"GB/s bus bandwidth at best ({case_text(row.p)}).",
-                numbers={"busbw_gbps": best, "world_size": int(n)},
-                evidence=[r.row_id for _, r in values], workload=ALLREDUCE,
-                scope={"hosts": [str(host)], "workloads": [ALLREDUCE]},
-            ))  # fmt: skip
+    for name, same in train.assign(model=model).groupby("model", sort=True):
+        base = same[(same["workload"] == DDP) & (same["n"] == 1)]
+        if base.empty or same["n"].max() < 2:
+            continue
+        out.append(_memory(host, kind, str(name), same, base.iloc[0]))
+    return out
+
+
+def _memory(host: str, kind: str, model: str, same: pd.DataFrame, base: Any) -> Finding:
+    top = int(same["n"].max())
+    at_top = same[same["n"] == top].sort_values("peak")
+    parts = [
+        f"{METHOD[r.workload]} {bytes_text(r.peak)} ({percent(1 - r.peak / base.peak)} less)"
+        for r in at_top.itertuples()
+    ]
+    data = same.assign(method=same["workload"].map(METHOD), devices=same["n"].astype(str))
+    return finding(
+        "multi-gpu", [host, kind, model, "memory"], f"Memory per device over {top} devices ({model})",
+        f"On {host}, training ({model}) on {members(kind, top)} needs at peak per device: "
+        f"{'; '.join(parts)}, against {bytes_text(base.peak)} with DDP on one device.",
+        explanation="Peak memory allocated by PyTorch on the busiest device (the slowest rank's "
+        "row holds every rank's figure). The global batch is the same at every world size "
+        "(strong scaling), so the per-device batch shrinks too; FSDP also shards the weights, "
+        "gradients and optimizer state, the pipeline splits the layers.",
+        chart=bar_chart(data, "method", "peak", "devices", "Peak memory per device (bytes)"),
+        numbers={"devices": top, "ddp_one_device_bytes": base.peak,
+                 "peak_bytes": {METHOD[r.workload]: r.peak for r in at_top.itertuples()}},
+        evidence=[base.row_id, *same["row_id"]], workload=FSDP,
+        scope={"hosts": [host], "workloads": sorted(set(same["workload"]))},
+    )  # fmt: skip
+
+
+def allreduce_findings(group: pd.DataFrame) -> list[Finding]:
+    """Bus bandwidth (nccl-tests' definition) at the largest message, per world size above one,
+    with the whole curve over message sizes as a chart."""
+    rows = group[(group["workload"] == ALLREDUCE) & (group["n"] > 1)]
+    rows = rows.assign(
+        busbw=[metric(r, "busbw_gbps") for r in rows.itertuples()],
+        message=[float(p.get("size", 0)) for p in rows["p"]],
+    )
+    rows = rows[rows["busbw"].notna()]
+    if rows.empty:
+        return []
+    host, kind = str(rows["host"].iloc[0]), str(rows["device_kind"].iloc[0])
+    chart = line_chart(
+        rows.assign(ranks=rows["n"].astype(str) + " ranks"),
+        "message",
+        "busbw",
+        "All-reduce bus bandwidth (GB/s) vs message bytes",
+        "ranks",
+    )
+    out = []
+    widest = rows["n"].max()  # the chart holds every rank count: draw it once
+    for n, same in rows.groupby("n", sort=True):
+        largest = same.sort_values("message").iloc[-1]
+        best = same.sort_values("busbw").iloc[-1]
+        out.append(finding(
+            "multi-gpu", [host, kind, n, "allreduce"], f"All-reduce bandwidth, {n} ranks",
+            f"All-reduce between {n} {kind.upper()} ranks on {host} moves "
+            f"{largest.busbw:.3g} GB/s of bus bandwidth at {bytes_text(largest.message)} messages "
+            f"(best {best.busbw:.3g} GB/s, at {bytes_text(best.message)}).",
+            explanation="Bus bandwidth = message bytes / time × 2(n−1)/n, as nccl-tests defines "
+            "it: comparable across rank counts, and against the link's own bandwidth.",
+            chart=chart if n == widest else None, numbers={"busbw_gbps": largest.busbw, "best_busbw_gbps": best.busbw,
+                                  "world_size": int(n)},
+            evidence=same["row_id"], workload=ALLREDUCE,
+            scope={"hosts": [host], "workloads": [ALLREDUCE]},
+        ))  # fmt: skip
     return out

@@ -95,6 +95,15 @@ def test_efficiency_is_a_share_of_the_measured_peak(tmp_path):
     assert "25%" in share.answer
 
 
+def test_a_workload_above_the_stored_peak_says_the_peak_is_missing_not_a_share_above_100(tmp_path):
+    rows = [row("matmul", "cpu", 1e-3, {"size": 64, "precision": "fp32"}, tflops=0.002),
+            row("mlp-train", "cpu", 1e-3, {"batch": 64, "precision": "fp32"}, tflops=0.004)]
+    found = analysis_efficiency.efficiency_findings(frame(rows, tmp_path))
+    share = next(f for f in found if f.workload == "mlp-train")
+    assert share.strength == "weak" and "%" not in share.answer
+    assert "does not hold the device's peak" in share.answer
+
+
 def test_energy_per_item_known_and_unavailable_said_plainly(tmp_path):
     rows = [row("mlp-train", "cuda:0", 1e-3, {"batch": 100},
                 metrics={"nvml.energy_j": 50.0, "measured_calls": 10,
@@ -109,14 +118,46 @@ def test_energy_per_item_known_and_unavailable_said_plainly(tmp_path):
     assert unavailable[0].strength == "none" and "unavailable" in unavailable[0].answer
 
 
+def _train(workload: str, n: int, step_s: float, peak: float, scaling: str = "strong",
+           host: str = "host-a", device: str = "cuda:0") -> dict:
+    params = {"world_size": n, "model": "transformer", "scaling": scaling}
+    if workload == "pipeline-train":
+        params.pop("scaling")
+    items = n if scaling == "weak" else 1  # weak scaling: the global batch grows with n
+    return row(workload, device, step_s, params, world_size=n, host=host, axis="world_size",
+               items=items, metrics={"memory.gpu_peak_allocated_bytes": peak})
+
+
 def test_strong_scaling_efficiency_and_missing_multi_gpu(tmp_path):
-    rows = [row("ddp-train", "cuda:0", t, {"world_size": n, "scaling": "strong", "model": "mlp"},
-                world_size=n) for n, t in ((1, 1.0), (2, 0.625))]
-    (found,) = analysis_multi_gpu.multi_gpu_findings(frame(rows, tmp_path))
-    assert found.numbers["efficiency"] == {"2": pytest.approx(0.8)}
+    rows = [_train("ddp-train", n, t, 1e9) for n, t in ((1, 1.0), (2, 0.625))]
+    found = analysis_multi_gpu.multi_gpu_findings(frame(rows, tmp_path))
+    (case,) = [f for f in found if "efficiency" in f.numbers]
+    assert case.numbers["efficiency"] == {"2": pytest.approx(0.8)}
     empty = analysis_multi_gpu.multi_gpu_findings(
         frame([row("matmul", "cpu", 1.0, {"size": 64})], tmp_path / "none"))
     assert empty[0].strength == "none" and empty[0].evidence == ()
+
+
+def test_scaling_memory_and_hosts_are_compared_within_a_host_only(tmp_path):
+    rows = [
+        _train("ddp-train", 1, 1.0, 30e9), _train("ddp-train", 2, 0.625, 22e9),
+        _train("ddp-train", 1, 1.0, 30e9, "weak"), _train("ddp-train", 2, 1.05, 30e9, "weak"),
+        _train("fsdp-train", 1, 1.1, 27e9), _train("fsdp-train", 2, 1.0, 15e9),
+        _train("pipeline-train", 1, 1.2, 25e9), _train("pipeline-train", 2, 0.8, 13e9),
+        # a second machine, twice as slow on one device: must not become anyone's baseline
+        _train("ddp-train", 1, 2.0, 30e9, host="host-b"),
+    ]  # fmt: skip
+    found = analysis_multi_gpu.summary_findings(frame(rows, tmp_path))
+    scaling, memory = found
+    assert scaling.numbers["gain"] == {
+        "DDP, transformer, strong": pytest.approx(1.6), "DDP, transformer, weak":
+        pytest.approx(2 / 1.05), "FSDP, transformer, strong": pytest.approx(1.1),
+        "pipeline, transformer": pytest.approx(1.5)}  # fmt: skip
+    assert "1.10× (FSDP transformer) to 1.60× (DDP transformer)" in scaling.answer
+    assert "1.90× (DDP transformer) with the same batch per device" in scaling.answer
+    assert scaling.chart is not None
+    assert memory.numbers["peak_bytes"] == {"pipeline": 13e9, "FSDP": 15e9, "DDP": 22e9}
+    assert memory.numbers["ddp_one_device_bytes"] == 30e9  # strong scaling's, host-a's
 
 
 def test_hosts_side_by_side_on_common_cases(tmp_path):
