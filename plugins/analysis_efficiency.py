@@ -109,21 +109,37 @@ def _share_finding(group: pd.DataFrame, shares: list[tuple[Any, str, float]],
     typical = sorted(share for _, _, share in shares)[len(shares) // 2]
     label = device_label(best_row)
     rate = best_row.tflops if unit == "TFLOP/s" else best_row.gbps
+    cases = f"{len(shares)} case" + ("s" if len(shares) != 1 else "")
+    if best > 1:  # then the stored "peak" is no ceiling: say so instead of printing 183%
+        answer = (
+            f"{best_row.workload} reaches {format_number(rate)} {unit} on the {label}, more than "
+            f"the best {PEAK_FLOPS if unit == 'TFLOP/s' else PEAK_BYTES} measured on it: this "
+            "store does not hold the device's peak, so no share of it can be given."
+        )
+        explanation = (
+            f"Over {cases}. A quick run measures only small sizes; `benchsite run --full -w "
+            f"{PEAK_FLOPS} -w {PEAK_BYTES}` measures the sizes that reach the peak."
+        )
+    else:
+        answer = (
+            f"{best_row.workload} reaches at best {percent(best)} of the {label}'s measured peak "
+            f"{unit} ({format_number(rate)} {unit}), typically {percent(typical)}."
+        )
+        explanation = (
+            f"Over {cases}. The peak is this device's best matmul (compute) or copy (memory) "
+            "result in the store; a low share means the workload is bound by something else: "
+            "launch overhead at small sizes, memory traffic, or the CPU feeding the GPU."
+        )
     return finding(
         "efficiency",
         [best_row.host, best_row.device, best_row.workload],
         f"{best_row.workload}: share of the {label}'s measured peak",
-        f"{best_row.workload} reaches at best {percent(best)} of the {label}'s measured peak "
-        f"{unit} ({format_number(rate)}{unit}), typically {percent(typical)}.",
-        explanation=(
-            f"Over {len(shares)} cases. The peak is this device's best matmul (compute) or copy "
-            "(memory) result in the store; a low share means the workload is bound by something "
-            "else: launch overhead at small sizes, memory traffic, or the CPU feeding the GPU."
-        ),
+        answer,
+        explanation=explanation,
         numbers={"best_share": best, "typical_share": typical, "unit": unit},
         evidence=[str(row.row_id) for row, _, _ in shares] + list(peak["rows"].values()),
         scope={"hosts": [str(best_row.host)], "devices": [label],
                "workloads": [str(best_row.workload)]},
-        strength="moderate",
+        strength="weak" if best > 1 else "moderate",
         workload=str(best_row.workload),
     )
