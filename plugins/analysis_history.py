@@ -10,7 +10,9 @@ so a report run on a schedule lists what really changed, with its history.
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, fields
+from types import SimpleNamespace
 
 import pandas as pd
 from benchsite.plugins._charts import line_chart
@@ -63,6 +65,33 @@ def changes(results: pd.DataFrame) -> list[Change]:
     return per_frame("history", results, lambda: _changes(results))
 
 
+@dataclass(frozen=True)
+class CaseRuns:
+    """One case's rows across runs, oldest first, one list per column."""
+
+    run_id: list[str]
+    samples_s: list[Sequence[float]]
+    median_s: list[float]
+    row_id: list[str]
+    host: list[str]
+    device: list[str]
+    device_model: list[str]
+    workload: list[str]
+    p: list[dict]
+
+    @classmethod
+    def take(cls, columns: dict[str, list], index: Iterable[int]) -> CaseRuns:
+        """The rows ``index`` of ``columns`` (column name → every row's value)."""
+        return cls(**{name: [columns[name][i] for i in index] for name in CASE_COLUMNS})
+
+    def newest(self) -> SimpleNamespace:
+        """The newest row, with attribute access like a row of ``itertuples``."""
+        return SimpleNamespace(**{name: getattr(self, name)[-1] for name in CASE_COLUMNS})
+
+
+CASE_COLUMNS = tuple(column.name for column in fields(CaseRuns))
+
+
 def _changes(results: pd.DataFrame) -> list[Change]:
     rows = ok_rows(results)
     if rows.empty:
@@ -72,28 +101,30 @@ def _changes(results: pd.DataFrame) -> list[Change]:
     runs = rows.groupby(KEYS, observed=True, sort=False)["run_id"].transform("nunique")
     rows = rows[(runs >= 2).to_numpy()]
     groups = rows.groupby(KEYS, observed=True, sort=True).indices
-    return [compare_runs(rows.iloc[index]) for index in groups.values()]
+    # the columns as lists, taken once: slicing the frame per case costs milliseconds
+    columns = {name: rows[name].tolist() for name in CASE_COLUMNS}
+    return [compare_runs(CaseRuns.take(columns, index)) for index in groups.values()]
 
 
-def compare_runs(group: pd.DataFrame) -> Change:
+def compare_runs(group: CaseRuns) -> Change:
     """Compare the newest run in ``group`` (one case, oldest first) with the earlier ones."""
-    run_ids = [str(run_id) for run_id in group["run_id"].tolist()]
+    run_ids = [str(run_id) for run_id in group.run_id]
     newest_run = run_ids[-1]
     new_samples, old_samples = [], []
-    for run_id, values in zip(run_ids, group["samples_s"].tolist(), strict=True):
+    for run_id, values in zip(run_ids, group.samples_s, strict=True):
         (new_samples if run_id == newest_run else old_samples).extend(map(float, values))
     change = statistics.median(new_samples) / statistics.median(old_samples) - 1
     _, p_value = mann_whitney_u(new_samples, old_samples)
     verdict = "unchanged"
     if p_value < ALPHA and abs(change) >= MIN_EFFECT:
         verdict = "regression" if change > 0 else "improvement"
-    head = next(group.iloc[[-1]].itertuples())
+    head = group.newest()
     return Change(
         host=str(head.host), device=device_label(head), workload=str(head.workload),
         case=case_text(head.p), change=change, p_value=p_value, verdict=verdict,
         runs=len(set(run_ids)),
-        history=tuple(zip(run_ids, map(float, group["median_s"].tolist()), strict=True)),
-        evidence=tuple(group["row_id"].tolist()),
+        history=tuple(zip(run_ids, map(float, group.median_s), strict=True)),
+        evidence=tuple(map(str, group.row_id)),
     )  # fmt: skip
 
 
