@@ -2,9 +2,10 @@
 pairing CPU and GPU rows of the same case, and building :class:`benchsite.Finding` records.
 
 Every analysis gets the whole store as one data frame. The helpers here decode its JSON columns
-once per frame (cached while the frame lives), keep only rows that can serve as evidence of
-speed (``status == "ok"`` with samples), and pick the newest measurement of each case on each
-device, so that a store holding many runs answers with its latest numbers.
+once per frame (cached while the frame lives; rows with equal text share one decoded dict, so
+read it, never change it), keep only rows that can serve as evidence of speed (``status ==
+"ok"`` with samples), and pick the newest measurement of each case on each device, so that a
+store holding many runs answers with its latest numbers.
 """
 
 from __future__ import annotations
@@ -55,10 +56,25 @@ def decoded(frame: pd.DataFrame) -> pd.DataFrame:
         out = frame.copy()
         for column, target in (("params", "p"), ("metrics", "m"), ("device_info", "dev")):
             values = frame[column] if column in frame else pd.Series([None] * len(frame))
-            out[target] = [_load(text) for text in values]
+            out[target] = _load_each(values)
         return out
 
     return per_frame("decoded", frame, build)
+
+
+def _load_each(texts: Iterable[Any]) -> list[dict[str, Any]]:
+    """:func:`_load` of every value; each distinct text is decoded once (a store repeats the
+    same parameters and device info across runs), so rows with equal text share one dict."""
+    loaded: dict[str, dict[str, Any]] = {}
+    out = []
+    for text in texts:
+        if not isinstance(text, str):
+            out.append(_load(text))
+        elif text in loaded:
+            out.append(loaded[text])
+        else:
+            out.append(loaded.setdefault(text, _load(text)))
+    return out
 
 
 def _load(text: Any) -> dict[str, Any]:

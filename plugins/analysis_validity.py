@@ -21,6 +21,7 @@ taken:
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -76,11 +77,26 @@ def prepare_results(results: pd.DataFrame) -> pd.DataFrame:
         return out
     rows = decoded(results)
     cpu_cases = _cpu_cases(rows)
-    out["flags"] = [row_flags(row, cpu_cases) for row in rows.itertuples()]
+    # only the columns the checks read: itertuples costs per column and row
+    narrow = rows[list(FLAG_COLUMNS)]
+    out["flags"] = [row_flags(row, cpu_cases) for row in narrow.itertuples()]
     return out
 
 
-def row_flags(row: Any, cpu_cases: set[tuple[str, str, str]] | None = None) -> list[str]:
+FLAG_COLUMNS = ("status", "host", "workload", "device_kind", "device_model", "p", "m", "dev",
+                "tflops", "gbps", "bytes", "median_s", "iqr_s", "threads")
+
+
+@dataclass(frozen=True)
+class CpuCases:
+    """(host, workload, params-without-transfer) of every ok CPU row, and the (host, workload)
+    pairs among them, as sets: every GPU row looks both up."""
+
+    cases: frozenset[tuple[str, str, str]]
+    workloads: frozenset[tuple[str, str]]
+
+
+def row_flags(row: Any, cpu_cases: CpuCases | None = None) -> list[str]:
     """Every flag that applies to one decoded row (see the module docstring)."""
     if row.status != "ok":
         return []
@@ -154,18 +170,18 @@ def _not_all_cores(row: Any) -> bool:
     return row.device_kind == "cpu" and not pinned and bool(usable and threads and threads < usable)
 
 
-def _cpu_cases(rows: pd.DataFrame) -> set[tuple[str, str, str]]:
-    """(host, workload, params-without-transfer) of every ok CPU row."""
-    cpu = rows[(rows["status"] == "ok") & (rows["device_kind"] == "cpu")]
-    return {(r.host, r.workload, without(r.p, "include_transfer")) for r in cpu.itertuples()}
+def _cpu_cases(rows: pd.DataFrame) -> CpuCases:
+    cpu = rows[(rows["status"] == "ok") & (rows["device_kind"] == "cpu")][["host", "workload", "p"]]
+    cases = {(r.host, r.workload, without(r.p, "include_transfer")) for r in cpu.itertuples()}
+    return CpuCases(frozenset(cases), frozenset((host, name) for host, name, _ in cases))
 
 
-def _precision_mismatch(row: Any, cpu_cases: set[tuple[str, str, str]]) -> bool:
+def _precision_mismatch(row: Any, cpu_cases: CpuCases) -> bool:
     if not is_accelerator(row.device_kind) or not any(k in row.p for k in ("precision", "dtype")):
         return False
-    same_workload = any(host == row.host and name == row.workload for host, name, _ in cpu_cases)
+    same_workload = (row.host, row.workload) in cpu_cases.workloads
     key = (row.host, row.workload, without(row.p, "include_transfer"))
-    return same_workload and key not in cpu_cases
+    return same_workload and key not in cpu_cases.cases
 
 
 # -- the summary finding -------------------------------------------------------------------------

@@ -171,8 +171,21 @@ def read_results(root: Path) -> pd.DataFrame:
 
 
 def decode_json(frame: pd.DataFrame, column: str) -> pd.Series:
-    """The JSON column ``column`` decoded into dicts (``{}`` where null)."""
-    return frame[column].map(lambda text: json.loads(text) if isinstance(text, str) else {})
+    """The JSON column ``column`` decoded into dicts (``{}`` where null).
+
+    Each distinct text is decoded once: a store repeats the same parameters, metrics and device
+    info across runs and hosts. Rows with equal text share one dict, so read it, never change it.
+    """
+    loaded: dict[str, Any] = {}
+
+    def load(text: Any) -> Any:
+        if not isinstance(text, str):
+            return {}
+        if text not in loaded:
+            loaded[text] = json.loads(text)
+        return loaded[text]
+
+    return frame[column].map(load)
 
 
 def expand_json(frame: pd.DataFrame, column: str, prefix: str = "") -> pd.DataFrame:
