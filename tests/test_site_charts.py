@@ -123,3 +123,12 @@ def test_a_world_size_axis_joins_the_device_groups_of_one_kind_into_one_line_of_
                            ci_low_s=0.0, ci_high_s=2.0)
     x = charts.time_chart(data, "world_size").to_dict()["layer"][1]["encoding"]["x"]
     assert x["axis"]["tickMinStep"] == 1
+
+
+def test_finding_numbers_read_as_words_with_units():
+    from benchsite.site import views
+
+    assert views._key_text("best_share") == "best share"
+    assert views._value_text(0.7023, "best_share") == "70%"
+    assert views._value_text({"DDP": 2.2e10}, "peak_bytes") == "DDP: 22 GB"
+    assert views._value_text({"cuda:0": {"usd_per_hour": None}}) == "cuda:0: usd per hour: –"

@@ -20,9 +20,25 @@ from benchsite.units import format_number, format_seconds
 
 FAILED = ("error", "crash", "timeout", "oom")
 CASE_COLUMNS = (
-    "row_id", "host", "device", "workload", "params_obj", "status", "error", "median_s",
-    "ci_low_s", "ci_high_s", "iqr_s", "n_samples", "calls_per_sample", "tflops", "gbps",
-    "items_per_s", "flags", "run_id", "timestamp",
+    "row_id",
+    "host",
+    "device",
+    "workload",
+    "params_obj",
+    "status",
+    "error",
+    "median_s",
+    "ci_low_s",
+    "ci_high_s",
+    "iqr_s",
+    "n_samples",
+    "calls_per_sample",
+    "tflops",
+    "gbps",
+    "items_per_s",
+    "flags",
+    "run_id",
+    "timestamp",
 )
 
 
@@ -158,7 +174,9 @@ def finding_view(
         answer=markdown_html(finding.answer),
         explanation=markdown_html(finding.explanation),
         strength=finding.strength,
-        numbers=[(str(key), _value_text(value)) for key, value in finding.numbers.items()],
+        numbers=[
+            (_key_text(key), _value_text(value, str(key))) for key, value in finding.numbers.items()
+        ],
         evidence=known[:limit],
         evidence_missing=len(finding.evidence) - len(known[:limit]),
         evidence_href=evidence_path(finding.id),
@@ -182,11 +200,30 @@ def _anchor(text: str) -> str:
     return "finding-" + "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in text)
 
 
-def _value_text(value: Any) -> str:
-    if isinstance(value, float):
-        return f"{value:.4g}"
+UNIT_KEYS = ("bytes", "share", "efficiency")  # how a number's key names its unit
+
+
+def _key_text(key: Any) -> str:
+    """``best_share`` → ``best share``: the name of a finding's number, as words."""
+    return str(key).replace("_", " ")
+
+
+def _value_text(value: Any, key: str = "") -> str:
+    """A finding's number, readable: bytes with SI prefixes, shares as percentages, a missing
+    value as a dash; the key says which (``…_bytes``, ``…_share``, ``efficiency``)."""
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "–"
     if isinstance(value, list | tuple):
-        return ", ".join(_value_text(item) for item in value)
-    if isinstance(value, dict):
-        return ", ".join(f"{key}: {_value_text(item)}" for key, item in value.items())
-    return str(value)
+        return ", ".join(_value_text(item, key) for item in value)
+    if isinstance(value, dict):  # {"cuda:0": 1e9} under "peak_bytes": the outer key's unit
+        unit_of = (lambda inner: key) if key.endswith(UNIT_KEYS) else str
+        return ", ".join(
+            f"{_key_text(k)}: {_value_text(item, unit_of(k))}" for k, item in value.items()
+        )
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return str(value)
+    if key.endswith("bytes"):
+        return format_number(float(value), "B")
+    if key.endswith(UNIT_KEYS[1:]):
+        return f"{value:.0%}"
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
