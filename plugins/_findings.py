@@ -282,8 +282,20 @@ def case_text(params: Mapping[str, Any], skip: Iterable[str] = ()) -> str:
         elif name in ("precision", "dtype", "op", "direction", "model", "scaling"):
             parts.append(str(value))
         else:
-            parts.append(f"{name} {value}")
+            parts.append(f"{name} {number_text(value)}")
     return ", ".join(parts)
+
+
+def number_text(value: Any) -> str:
+    """A parameter value for prose: ``27``, ``0.5``; from 10,000 on with an SI prefix (``49.4 k``,
+    ``1.07 G``) — a copy's size in bytes reads badly as ``1073741824``."""
+    if value is None:
+        return "–"
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return str(value)
+    if abs(value) >= 10_000:
+        return format_number(value)
+    return f"{value:.0f}" if abs(value) >= 10 else f"{value:.2g}"
 
 
 def with_case(workload: str, case: str) -> str:

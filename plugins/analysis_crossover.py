@@ -14,7 +14,14 @@ import math
 from dataclasses import dataclass, field
 
 import pandas as pd
-from benchsite.plugins._findings import case_text, finding, per_frame, ratio, with_case
+from benchsite.plugins._findings import (
+    case_text,
+    finding,
+    number_text,
+    per_frame,
+    ratio,
+    with_case,
+)
 from benchsite.plugins._speedups import speedup_table
 
 from benchsite import Analysis, Finding, hookimpl
@@ -160,17 +167,17 @@ def describe(c: Crossover) -> str:
     if c.outcome == "gpu-always":
         return (
             f"{where}: the GPU wins at every measured {c.axis}, from the smallest "
-            f"({_fmt(c.first[0])}: {ratio(c.first[1])}); smaller ones were not measured."
+            f"({number_text(c.first[0])}: {ratio(c.first[1])}); smaller ones were not measured."
         )
     if c.outcome == "cpu-always":
         return (
             f"{where}: the CPU wins at every measured {c.axis}, up to the largest "
-            f"({_fmt(c.last[0])}: GPU {ratio(c.last[1])})."
+            f"({number_text(c.last[0])}: GPU {ratio(c.last[1])})."
         )
     assert c.below is not None and c.above is not None
     return (
-        f"{where}: the GPU is faster from {c.axis} ≈ {_fmt(c.value)} on (interpolated between "
-        f"the measured {_fmt(c.below[0])} and {_fmt(c.above[0])})."
+        f"{where}: the GPU is faster from {c.axis} ≈ {number_text(c.value)} on (interpolated between "
+        f"the measured {number_text(c.below[0])} and {number_text(c.above[0])})."
     )
 
 
@@ -178,17 +185,11 @@ def _detail(c: Crossover) -> str:
     copies = "with copies" if c.include_transfer else "without copies"
     if c.outcome != "crosses" or c.below is None or c.above is None:
         return (
-            f"{copies}: measured from {c.axis} {_fmt(c.first[0])} ({ratio(c.first[1])}) to "
-            f"{_fmt(c.last[0])} ({ratio(c.last[1])})."
+            f"{copies}: measured from {c.axis} {number_text(c.first[0])} ({ratio(c.first[1])}) to "
+            f"{number_text(c.last[0])} ({ratio(c.last[1])})."
         )
     return (
-        f"{copies}: at {c.axis} {_fmt(c.below[0])} the GPU is at {ratio(c.below[1])} (the CPU "
-        f"wins), at {_fmt(c.above[0])} at {ratio(c.above[1])}; the crossover ≈ {_fmt(c.value)} "
+        f"{copies}: at {c.axis} {number_text(c.below[0])} the GPU is at {ratio(c.below[1])} (the CPU "
+        f"wins), at {number_text(c.above[0])} at {ratio(c.above[1])}; the crossover ≈ {number_text(c.value)} "
         "lies between them."
     )
-
-
-def _fmt(value: float | None) -> str:
-    if value is None:
-        return "–"
-    return f"{value:.0f}" if value >= 10 else f"{value:.2g}"

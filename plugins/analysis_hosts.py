@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 
 import pandas as pd
-from benchsite.plugins._findings import device_label, finding, latest_ok, percent
+from benchsite.plugins._findings import case_text, device_label, finding, latest_ok, percent
 
 from benchsite import Analysis, Finding, hookimpl
 
@@ -55,12 +55,13 @@ def _finding(workload: str, group: pd.DataFrame, common: pd.DataFrame) -> Findin
                                                                      strict=True)) / len(common))
               for who in common.columns}  # fmt: skip
     ranked = sorted(scores.items(), key=lambda item: -item[1])
-    answer = (
-        f"On the {len(common)} {workload} case(s) all {len(ranked)} devices ran, the fastest is "
-        f"the {ranked[0][0]}; the slowest, the {ranked[-1][0]}, reaches "
-        f"{percent(ranked[-1][1])} of its speed."
-    )
     used = group[group["case_key"].isin(common.index) & group["who"].isin(common.columns)]
+    cases = sorted({case_text(p) for p in used.drop_duplicates("case_key")["p"]})
+    answer = (
+        f"On the {workload} cases all {len(ranked)} devices ran ({'; '.join(cases)}), the "
+        f"fastest is the {ranked[0][0]}; the slowest, the {ranked[-1][0]}, reaches "
+        f"{percent(ranked[-1][1])} of its speed. Other cases can rank them differently."
+    )
     return finding(
         "hosts",
         [workload],

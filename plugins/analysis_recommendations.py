@@ -13,7 +13,15 @@ from benchsite.plugins import (
     analysis_techniques,
 )
 from benchsite.plugins._answers import RUN_GPU, answered, speedups_of, unanswered
-from benchsite.plugins._findings import case_text, faster, percent, ratio, ratio_ci, with_case
+from benchsite.plugins._findings import (
+    case_text,
+    faster,
+    number_text,
+    percent,
+    ratio,
+    ratio_ci,
+    with_case,
+)
 from benchsite.plugins._speedups import kind_of_workload
 
 from benchsite import Analysis, Finding, hookimpl
@@ -72,8 +80,8 @@ def _device_advice(group: pd.DataFrame, best: pd.Series, crossing: object) -> Fi
     elif outcome == "crosses":
         below = crossing.below  # type: ignore[attr-defined]
         text = (f"{verb} {target} on the {best.gpu_label} from {crossing.axis} "  # type: ignore[attr-defined]
-                f"≈ {crossing.value:.0f} up: up to {gain} faster. At {crossing.axis} "  # type: ignore[attr-defined]
-                f"{below[0]:.0f} and below the CPU is as fast or faster (there the GPU is "
+                f"≈ {number_text(crossing.value)} up: up to {gain} faster. At {crossing.axis} "  # type: ignore[attr-defined]
+                f"{number_text(below[0])} and below the CPU is as fast or faster (there the GPU is "
                 f"{faster(below[1])}).")
     else:
         text = (f"{verb} {target} on the {best.gpu_label}: {gain} faster in the best case "
