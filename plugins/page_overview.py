@@ -14,6 +14,9 @@ from benchsite.site.summaries import measured, what_to_run, workload_summaries
 from benchsite.units import format_number
 
 TOP_FINDINGS = 6
+# what a visitor asks first, one finding of each; other kinds only fill the remaining places
+HEADLINE_KINDS = ("speedup", "crossover", "multi-gpu", "memory", "batch-scaling", "technique",
+                  "cpu-threads", "energy-cost")  # fmt: skip
 
 
 @hookimpl
@@ -42,7 +45,7 @@ def render(site: Site) -> list[RenderedPage]:
             "No workload was measured on both a CPU and an accelerator of the same host, so "
             "there is no speedup to show. " + what_to_run(site)
         ),
-        findings=site.finding_views(_strongest(findings)),
+        findings=site.finding_views(_top_findings(findings)),
         recommendations=site.finding_views(_strongest(site.analysed.of_kind("recommendation"))),
         missing_findings=None
         if site.findings
@@ -57,6 +60,18 @@ def render(site: Site) -> list[RenderedPage]:
 
 def _strongest(findings: list) -> list:
     return by_strength(findings)[:TOP_FINDINGS]
+
+
+def _top_findings(findings: list) -> list:
+    """The strongest finding of each headline kind (six crossovers in a row would hide the
+    rest of the answers), then the strongest of the others."""
+    ranked = by_strength(findings)
+    first_of: dict = {}
+    for finding in ranked:
+        first_of.setdefault(finding.kind, finding)
+    chosen = [first_of[kind] for kind in HEADLINE_KINDS if kind in first_of][:TOP_FINDINGS]
+    chosen += [f for f in ranked if all(f is not c for c in chosen)]
+    return chosen[:TOP_FINDINGS]
 
 
 def headline_rows(site: Site, top: pd.DataFrame) -> list[HeadlineRow]:

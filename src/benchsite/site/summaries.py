@@ -5,18 +5,21 @@ from __future__ import annotations
 
 import shlex
 
+import pandas as pd
+
 from benchsite.site.context import Measured, WorkloadSummary
 from benchsite.site.renderer import Site
 from benchsite.site.views import FAILED
 
 
 def measured(site: Site) -> Measured:
+    """When and where: every host, and every device (or group of devices) that ran a case —
+    one named only by a skipped row (``cuda×4`` on a two-GPU machine) was never measured."""
     results = site.results
+    ran = _ran(results)
     return Measured(
         hosts=sorted(map(str, results["host"].unique())),
-        devices=sorted(
-            {f"{h} · {d}" for h, d in zip(results["host"], results["device"], strict=True)}
-        ),
+        devices=sorted({f"{h} · {d}" for h, d in zip(ran["host"], ran["device"], strict=True)}),
         runs=int(results["run_id"].nunique()),
         rows=len(results),
         first=f"{results['timestamp'].min():%Y-%m-%d %H:%M} UTC",
@@ -36,11 +39,16 @@ def workload_summaries(site: Site) -> list[WorkloadSummary]:
                 description=registered.description if registered else "",
                 axis=str(group["axis"].dropna().iloc[0]) if group["axis"].notna().any() else "",
                 cases=len(group),
-                devices=", ".join(sorted(set(map(str, group["series"])))),
+                devices=", ".join(sorted(set(map(str, _ran(group)["series"])))),
                 failed=int(group["status"].isin(FAILED).sum()),
             )
         )
     return summaries
+
+
+def _ran(rows: pd.DataFrame) -> pd.DataFrame:
+    """The rows of cases that ran (whatever their outcome), not the skipped ones."""
+    return rows[rows["status"] != "skipped"]
 
 
 def has_accelerator(site: Site) -> bool:
