@@ -76,9 +76,10 @@ def bar_chart(data: pd.DataFrame, x: str, y: str, group: str, title: str) -> Any
     )
 
 
-def side_by_side(*charts: Any) -> Any:
-    """The charts that could be drawn, next to each other (``None`` when none could)."""
+def stacked(*charts: Any) -> Any:
+    """The charts that could be drawn, one above the other (a finding's card is narrow);
+    ``None`` when none could."""
     drawn = [chart for chart in charts if chart is not None]
     if len(drawn) < 2:
         return drawn[0] if drawn else None
-    return _altair().hconcat(*drawn)
+    return _altair().vconcat(*drawn)

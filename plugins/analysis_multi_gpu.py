@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import pandas as pd
-from benchsite.plugins._charts import bar_chart, line_chart, side_by_side
+from benchsite.plugins._charts import bar_chart, line_chart, stacked
 from benchsite.plugins._findings import (
     bytes_text,
     case_text,
@@ -149,7 +149,7 @@ def overview(host: str, kind: str, curves: pd.DataFrame) -> list[Finding]:
         return []
     top = int(curves["devices"].max())
     at_top = curves[curves["devices"] == top].sort_values("gain", ascending=False)
-    chart = side_by_side(
+    chart = stacked(
         line_chart(curves, "devices", "gain", "Work per second vs 1 device (×)", "label"),
         line_chart(curves, "devices", "efficiency", "Scaling efficiency", "label"),
     )
@@ -164,8 +164,7 @@ def overview(host: str, kind: str, curves: pd.DataFrame) -> list[Finding]:
         "multi-gpu", [host, kind, "scaling"], f"Scaling over {kind.upper()} devices on {host}",
         f"On {host}, {members(kind, top)} do {', and '.join(said)}.",
         explanation="\n".join(lines), chart=chart,
-        numbers={"devices": top, "gain": {r.label: r.gain for r in at_top.itertuples()},
-                 "device_kind": kind},
+        numbers={"devices": top, "device_kind": kind},
         evidence=[*curves["row_id"], *curves["base_id"]], workload=DDP,
         scope={"hosts": [host], "workloads": sorted(set(curves["workload"]))},
         strength="strong" if is_accelerator(kind) else "moderate",
