@@ -18,6 +18,7 @@ from benchsite.plugins._findings import (
     ok_rows,
     ratio,
     ratio_ci,
+    seconds_text,
     strength_of_ratio,
     transfer_text,
 )
@@ -76,7 +77,7 @@ def workload_speedup(group: pd.DataFrame) -> Finding:
     answer = headline(first, best, worst, len(group))
     lines = [
         f"- Best case, {case_text(best.params)}: {ratio_ci(best.speedup, best.low, best.high)} "
-        f"({best.cpu_median_s * 1e3:.3g} ms on the CPU vs {best.gpu_median_s * 1e3:.3g} ms).",
+        f"({seconds_text(best.cpu_median_s)} on the CPU vs {seconds_text(best.gpu_median_s)}).",
         f"- Worst case, {case_text(worst.params)}: "
         f"{ratio_ci(worst.speedup, worst.low, worst.high)}.",
         f"- Precision: {_precisions(group)} on both devices; {_transfers(group)}.",
