@@ -12,6 +12,7 @@ import pandas as pd
 
 WIDTH, HEIGHT = 640, 300
 FACET_COLUMNS = 2
+MAX_LISTED_TICKS = 12
 
 
 def log_or_linear(values: pd.Series) -> alt.Scale:
@@ -23,12 +24,18 @@ def log_or_linear(values: pd.Series) -> alt.Scale:
 
 
 def axis_x(data: pd.DataFrame, axis: str) -> alt.X:
-    """The parameter axis: log or linear (:func:`log_or_linear`); when every value is a whole
-    number (batches, sizes, world sizes) no tick falls between two of them."""
-    values = data["axis_value"]
-    whole = bool(len(values)) and bool((values.dropna() % 1 == 0).all())
-    ticks = alt.Axis(tickMinStep=1, format="~s") if whole else alt.Axis()
-    return alt.X("axis_value:Q", title=axis, scale=log_or_linear(values), axis=ticks)
+    """The parameter axis: log or linear (:func:`log_or_linear`). A linear axis of a few whole
+    numbers (world sizes 1, 2, 4, 8; thread counts) is ticked at exactly those values: no tick
+    falls between two of them (Vega's ``tickMinStep`` alone still drew 1.5)."""
+    values = data["axis_value"].dropna()
+    scale = log_or_linear(values)
+    distinct = sorted(set(values))
+    whole = bool(distinct) and all(value % 1 == 0 for value in distinct)
+    if whole and scale.type == "linear" and len(distinct) <= MAX_LISTED_TICKS:
+        ticks = alt.Axis(values=distinct, format="~s")
+    else:
+        ticks = alt.Axis(format="~s") if whole else alt.Axis()
+    return alt.X("axis_value:Q", title=axis, scale=scale, axis=ticks)
 
 
 def _facet(chart: alt.LayerChart, frame: pd.DataFrame) -> alt.TopLevelMixin:
