@@ -30,9 +30,11 @@ from benchsite.plugins._findings import (
     case_text,
     faster,
     info_value,
+    number_text,
     ok_rows,
     percent,
     ratio,
+    with_case,
 )
 
 from benchsite import Analysis, Finding, hookimpl
@@ -81,13 +83,31 @@ def from_which_size(results: pd.DataFrame) -> Finding:
     if not items:
         return unanswered(KIND, "crossover", q, "Not measured: no size- or batch-swept workload "
                           "was run on both a CPU and a GPU.", RUN_GPU, question=q)
-    crosses = [c for c in items if c.outcome == "crosses"]
-    lead = ("It depends on the work: " if crosses else
-            "On the measured sizes there is no crossover: ")
-    lead += " ".join(analysis_crossover.describe(c) for c in (crosses or items)[:3])
-    lines = [f"- {analysis_crossover.describe(c)}" for c in items]
+    by_outcome = {o: [c for c in items if c.outcome == o] for o in ("crosses", "gpu-always",
+                                                                     "cpu-always")}
+    parts = []
+    if by_outcome["crosses"]:
+        parts.append("the GPU is faster from " + "; ".join(
+            f"{_named(c)} ≈ {number_text(c.value)}" for c in by_outcome["crosses"]))
+    if by_outcome["gpu-always"]:
+        parts.append("at every measured size, from the smallest, for " + "; ".join(
+            _named(c, axis=False) for c in by_outcome["gpu-always"]))
+    if by_outcome["cpu-always"]:
+        parts.append("never (the CPU wins at every measured size) for " + "; ".join(
+            _named(c, axis=False) for c in by_outcome["cpu-always"]))
+    lead = ("It depends on the work: " if by_outcome["crosses"] else
+            "On the measured sizes there is no crossover: ") + ", and ".join(parts) + "."
+    devices = sorted({c.gpu_label for c in items})
+    lead += f" (GPU: {', '.join(devices)}; copies not timed.)"
     return answered(KIND, "crossover", q, lead, [r for c in items for r in c.evidence],
-                    explanation="\n".join(lines), question=q)
+                    explanation="Each crossover is interpolated between the two measured sizes "
+                    "around it; the Findings page gives those sizes and speedups.", question=q)
+
+
+def _named(c: analysis_crossover.Crossover, axis: bool = True) -> str:
+    """``matmul (bf16) size`` — a crossover's case (and axis) in few words."""
+    named = with_case(c.workload, c.case)
+    return f"{named} {c.axis}" if axis else named
 
 
 def transfers(results: pd.DataFrame) -> Finding:

@@ -42,6 +42,18 @@ def test_each_flag_fires_where_it_should(tmp_path):
     assert GPU_INFO["l2_cache_bytes"] > 2**20 and CPU_INFO["usable_cpus"] == 16
 
 
+def test_a_copy_faster_than_hbm_is_in_cache_when_it_fits_the_cache_and_above_peak_otherwise(
+    tmp_path,
+):
+    fits, hbm = 32 * 2**20, 2**31  # bytes read + written; the H200 row's L2 is 60 MiB
+    small = _flags([row("copy", "cuda:0", 1e-3, {"size": fits // 2}, bytes=fits, gbps=5100.0)],
+                   tmp_path / "small")
+    large = _flags([row("copy", "cuda:0", 1e-3, {"size": hbm // 2}, bytes=hbm, gbps=5100.0)],
+                   tmp_path / "large")
+    assert small["copy"] == ["in-cache"]
+    assert large["copy"] == ["above-peak"]
+
+
 def test_validity_summary_counts_flags_with_their_rows(tmp_path):
     rows = [row("a", "cuda:0", 5e-6, {}), row("b", "cuda:0", 1e-3, {})]
     results = prepare_results(load_plugins(), frame(rows, tmp_path))
