@@ -55,7 +55,8 @@ def _table(results: pd.DataFrame) -> pd.DataFrame:
 def _record(row: Any) -> dict[str, Any]:
     energy = metric(row, ENERGY_METRIC.get(str(row.device_kind), ""))
     calls = metric(row, "measured_calls")
-    per_item = energy / (calls * float(row.items)) if energy is not None and calls else None
+    # 0 J: the counter did not move (older rows stored it so); not a measurement
+    per_item = energy / (calls * float(row.items)) if energy and energy > 0 and calls else None
     usd = metric(row, "cost.usd_per_million_items")
     price = metric(row, "cost.usd_per_hour")
     if usd is None and price is not None:

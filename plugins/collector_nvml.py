@@ -82,7 +82,9 @@ def start_nvml(device: Device) -> Callable[[], Mapping[str, float | None]]:
         energy = None
         if energy_before is not None and energy_after is not None:
             energy = (energy_after - energy_before) / 1000.0
-        return {**sampler.summary(), "energy_j": energy}
+        # a counter that did not move over the samples was not updated (seen on H200s for
+        # some cases): no energy is known then, and 0 J would be a false one
+        return {**sampler.summary(), "energy_j": energy if energy and energy > 0 else None}
 
     return stop
 

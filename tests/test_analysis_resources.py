@@ -113,6 +113,10 @@ def test_energy_per_item_known_and_unavailable_said_plainly(tmp_path):
     gpu = table[table["kind"] == "cuda"].iloc[0]
     assert gpu.j_per_item == pytest.approx(0.05)
     assert gpu.usd_per_million == pytest.approx(3.6 / 3600 * 1e-3 / 100 * 1e6)
+    stale = analysis_energy_cost.energy_table(frame(
+        [row("mlp-train", "cuda:0", 1e-3, {"batch": 100},
+             metrics={"nvml.energy_j": 0.0, "measured_calls": 10})], tmp_path / "stale"))
+    assert stale["j_per_item"].isna().all()  # a counter that did not move is not 0 J
     unavailable = analysis_energy_cost.energy_cost_findings(
         frame([row("mlp-train", "cpu", 1e-2, {"batch": 1})], tmp_path / "cpu-only"))
     assert unavailable[0].strength == "none" and "unavailable" in unavailable[0].answer
