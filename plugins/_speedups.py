@@ -1,7 +1,7 @@
 """The GPU-over-CPU speedup of every case measured on both, with its confidence interval.
 
 Speedup = CPU median time / GPU median time, with a percentile-bootstrap 95% confidence interval
-from the stored per-call samples (:func:`benchsite.stats.bootstrap_ratio_ci`). Shared by the
+from the stored per-call samples (:func:`benchsite.stats.bootstrap_ratio_cis`). Shared by the
 speedup, crossover, recommendation, FAQ and claims analyses (computed once per results frame).
 """
 
@@ -12,7 +12,7 @@ from typing import Any
 import pandas as pd
 from benchsite.plugins._findings import cpu_gpu_pairs, per_frame, precision_of, samples
 
-from benchsite.stats import bootstrap_ratio_ci
+from benchsite.stats import bootstrap_ratio_cis
 
 COLUMNS = [
     "host", "workload", "gpu_device", "gpu_label", "cpu_label", "params", "precision",
@@ -27,13 +27,15 @@ def speedup_table(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _build(frame: pd.DataFrame) -> pd.DataFrame:
-    records = [_record(cpu, gpu) for cpu, gpu in cpu_gpu_pairs(frame)]
+    pairs = cpu_gpu_pairs(frame)
+    cis = bootstrap_ratio_cis([(samples(cpu), samples(gpu)) for cpu, gpu in pairs], resamples=1000)
+    records = [_record(cpu, gpu, ci) for (cpu, gpu), ci in zip(pairs, cis, strict=True)]
     table = pd.DataFrame(records, columns=COLUMNS)
     return table.sort_values(["host", "workload", "gpu_device", "axis_value"], kind="stable")
 
 
-def _record(cpu: Any, gpu: Any) -> dict[str, Any]:
-    value, low, high = bootstrap_ratio_ci(samples(cpu), samples(gpu), resamples=1000)
+def _record(cpu: Any, gpu: Any, ci: tuple[float, float, float]) -> dict[str, Any]:
+    value, low, high = ci
     return {
         "host": str(gpu.host),
         "workload": str(gpu.workload),

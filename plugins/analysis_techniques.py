@@ -34,7 +34,7 @@ from benchsite.plugins._findings import (
 from benchsite.plugins.analysis_memory import PEAK_METRIC
 
 from benchsite import Analysis, Finding, hookimpl
-from benchsite.stats import bootstrap_ratio_ci
+from benchsite.stats import bootstrap_ratio_cis
 
 # technique parameter → (baseline value, what the technique is called)
 TECHNIQUES = {
@@ -84,7 +84,7 @@ def technique_effects(results: pd.DataFrame) -> list[Effect]:
 
 def _effects(results: pd.DataFrame) -> list[Effect]:
     rows = latest_ok(results)
-    out: list[Effect] = []
+    compared: list[tuple[str, Any, Any]] = []  # (technique, baseline row, row)
     for name, (baseline, _) in TECHNIQUES.items():
         if rows.empty:
             break
@@ -93,17 +93,20 @@ def _effects(results: pd.DataFrame) -> list[Effect]:
         for row in with_param.itertuples():
             base = bases.get(_key(row, name))
             if row.p[name] != baseline and base is not None:
-                out.append(effect(name, base, row))
-    return out
+                compared.append((name, base, row))
+    cis = bootstrap_ratio_cis([(samples(base), samples(row)) for _, base, row in compared],
+                              resamples=1000)
+    return [effect(*item, ci) for item, ci in zip(compared, cis, strict=True)]
 
 
 def _key(row: Any, name: str) -> tuple[str, str, str, str]:
     return (str(row.host), str(row.device), str(row.workload), without(row.p, name))
 
 
-def effect(name: str, base: Any, row: Any) -> Effect:
-    """The effect of technique ``name`` in ``row`` against ``base``."""
-    value, low, high = bootstrap_ratio_ci(samples(base), samples(row), resamples=1000)
+def effect(name: str, base: Any, row: Any, ci: tuple[float, float, float]) -> Effect:
+    """The effect of technique ``name`` in ``row`` against ``base``; ``ci`` is the bootstrap
+    (ratio, low, high) of their samples."""
+    value, low, high = ci
     compile_s = metric(row, "compile_s") if name == "compile" else None
     saved_time = float(base.median_s) - float(row.median_s)
     breakeven = compile_s / saved_time if compile_s and saved_time > 0 else None

@@ -10,7 +10,13 @@ import pytest
 
 from benchsite.measure import MeasureSettings, measure_case
 from benchsite.records import Case, Device, Timer
-from benchsite.stats import bootstrap_ratio_ci, median_ci_ranks, quantile, summarize
+from benchsite.stats import (
+    bootstrap_ratio_ci,
+    bootstrap_ratio_cis,
+    median_ci_ranks,
+    quantile,
+    summarize,
+)
 
 
 @pytest.mark.parametrize(
@@ -44,6 +50,21 @@ def test_bootstrap_ratio_ci_brackets_the_ratio():
     fast = [2 + rng.gauss(0, 0.1) for _ in range(40)]
     ratio, low, high = bootstrap_ratio_ci(slow, fast)
     assert low < ratio < high and 4.5 < ratio < 5.5
+
+
+def test_bootstrap_of_many_pairs_gives_exactly_the_one_by_one_numbers():
+    rng = random.Random(3)
+    counts = [(7, 7), (7, 7), (8, 6), (1, 5), (21, 40), (2, 2), (300, 3)] * 20
+
+    def draw(n: int) -> list[float]:
+        return [round(rng.lognormvariate(0, 0.3), rng.choice([1, 6])) for _ in range(n)]
+
+    pairs = [(draw(a), draw(b)) for a, b in counts]
+    pairs += [([1.0, 1.0, 2.0, 2.0], [3.0, 3.0, 3.0]), ([1.0, math.nan, 2.0], [1.0, 2.0])]
+    batched = bootstrap_ratio_cis(pairs, resamples=500, chunk=16)
+    for (numerator, denominator), got in zip(pairs, batched, strict=True):
+        want = bootstrap_ratio_ci(numerator, denominator, resamples=500)
+        assert got == want or all(map(math.isnan, [*got, *want]))
 
 
 class ScriptedTimer(Timer):

@@ -8,6 +8,7 @@ import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from typing import Any
 
 Z95 = 1.959963984540054
 
@@ -112,3 +113,107 @@ def bootstrap_ratio_ci(
     tail = (1 - confidence) / 2 * 100
     low, high = np.percentile(ratios, [tail, 100 - tail])
     return ratio, float(low), float(high)
+
+
+def bootstrap_ratio_cis(
+    pairs: Sequence[tuple[Sequence[float], Sequence[float]]],
+    *,
+    resamples: int = 2000,
+    confidence: float = 0.95,
+    seed: int = 0,
+    chunk: int = 4096,
+) -> list[tuple[float, float, float]]:
+    """:func:`bootstrap_ratio_ci` of every (numerator, denominator) pair: the same numbers, for
+    thousands of pairs in a fraction of the time (one by one they take seconds).
+
+    Every pair's resampling starts from ``seed``, so the positions a resample picks depend only
+    on the sample counts: pairs of equal counts share them and are resampled together, ``chunk``
+    pairs at a time (see :func:`resampled_medians`). Pairs with no sample or a non-finite one
+    take the one-by-one path."""
+    import numpy as np
+
+    tail = (1 - confidence) / 2 * 100
+    results: dict[int, tuple[float, float, float]] = {}
+    for counts, members in _by_sample_counts(pairs).items():
+        if counts is None:
+            for i in members:
+                results[i] = bootstrap_ratio_ci(
+                    *pairs[i], resamples=resamples, confidence=confidence, seed=seed
+                )
+            continue
+        rng = np.random.default_rng(seed)  # the draws bootstrap_ratio_ci makes, in its order
+        picks = (rng.choice(counts[0], (resamples, counts[0])),
+                 rng.choice(counts[1], (resamples, counts[1])))  # fmt: skip
+        for start in range(0, len(members), chunk):
+            part = members[start : start + chunk]
+            found = _ratio_cis([pairs[i] for i in part], picks, tail)
+            results.update(zip(part, found, strict=True))
+    return [results[i] for i in range(len(pairs))]
+
+
+def _by_sample_counts(
+    pairs: Sequence[tuple[Sequence[float], Sequence[float]]],
+) -> dict[tuple[int, int] | None, list[int]]:
+    """Pair indices by (numerator, denominator) sample counts; ``None``: empty or not finite."""
+    import numpy as np
+
+    groups: dict[tuple[int, int] | None, list[int]] = {}
+    for index, (numerator, denominator) in enumerate(pairs):
+        usable = len(numerator) and len(denominator)
+        usable = usable and bool(np.isfinite([*numerator, *denominator]).all())
+        key = (len(numerator), len(denominator)) if usable else None
+        groups.setdefault(key, []).append(index)
+    return groups
+
+
+def _ratio_cis(
+    pairs: Sequence[tuple[Sequence[float], Sequence[float]]], picks: tuple[Any, Any], tail: float
+) -> list[tuple[float, float, float]]:
+    """(ratio, low, high) of pairs of equal sample counts, resampled at ``picks``."""
+    import numpy as np
+
+    num = np.asarray([numerator for numerator, _ in pairs], dtype=float)
+    den = np.asarray([denominator for _, denominator in pairs], dtype=float)
+    ratios = np.median(num, axis=1) / np.median(den, axis=1)
+    resampled = resampled_medians(num, picks[0]) / resampled_medians(den, picks[1])
+    low, high = np.percentile(resampled, [tail, 100 - tail], axis=1)
+    return list(zip(ratios.tolist(), low.tolist(), high.tolist(), strict=True))
+
+
+def resampled_medians(samples: Any, picks: Any) -> Any:
+    """The median of every row of ``samples`` (m × n, finite) resampled at ``picks`` (r × n
+    positions): an m × r array equal to ``np.median(samples[:, picks], axis=2)``.
+
+    A resample's median is an order statistic of what it picked. Sorting each row once turns a
+    pick into a rank, and which rank is the k-th smallest pick depends only on the row's order
+    (which position holds the smallest value, ...), not on its values. Rows are grouped by
+    order — at a few samples per row many rows share one — and each order is solved once by
+    counting, per resample, the picks at or below each rank."""
+    import numpy as np
+
+    count = samples.shape[1]
+    order = np.argsort(samples, axis=1, kind="stable")
+    ordered = np.take_along_axis(samples, order, axis=1)
+    orders, which = np.unique(order, axis=0, return_inverse=True)
+    tally = np.zeros((len(picks), count), dtype=np.min_scalar_type(count))
+    np.add.at(tally, (np.arange(len(picks))[:, None], picks), 1)
+    lower = np.take_along_axis(ordered, _kth_ranks(tally, orders, (count - 1) // 2)[which], 1)
+    if count % 2:
+        return lower
+    upper = np.take_along_axis(ordered, _kth_ranks(tally, orders, count // 2)[which], 1)
+    return (lower + upper) / 2
+
+
+def _kth_ranks(tally: Any, orders: Any, k: int) -> Any:
+    """For each order (u × n positions, smallest value first) and resample (``tally``: r × n,
+    how often each position was picked): the rank of the k-th smallest pick (0-based), u × r.
+    It is the number of ranks with at most k picks at or below them."""
+    import numpy as np
+
+    by_position = np.ascontiguousarray(tally.T)  # n × r: one long vector per position
+    at_or_below = np.zeros((len(orders), len(tally)), dtype=tally.dtype)  # counts fit: ≤ n
+    ranks = np.zeros_like(at_or_below)
+    for rank in range(orders.shape[1]):
+        at_or_below += by_position[orders[:, rank]]
+        ranks += at_or_below <= k
+    return ranks
