@@ -116,10 +116,13 @@ def cpu_no_memory_limit(results: pd.DataFrame) -> Finding:
         return verdict("cpu-memory", claim, "contradicted", f"the CPU of {row.host} has "
                        f"{size / 2**30:.0f} GiB of RAM, shared with everything else it runs.",
                        [str(row.row_id)])
-    parts = "; ".join(f"{r.max_batch:,.0f} on the {r.label}" for r in cpu.itertuples())
+    parts = "; ".join(f"{r.max_batch:,.0f} on the {r.label} ({r.host}, {r.case})"
+                      for r in cpu.itertuples())
+    compared = [analysis_memory.memory_verdict(group) for _, group in
+                table.groupby(["host", "case"], sort=True) if group["device_kind"].nunique() > 1]
     return verdict("cpu-memory", claim, "contradicted", f"the CPU's memory is finite too — the "
-                   f"largest training batch found: {parts}. It is usually larger than a GPU's.",
-                   list(cpu["row_id"]), analysis_memory.memory_verdict(table))
+                   f"largest training batch found: {parts}. " + " ".join(compared),
+                   list(table["row_id"]))
 
 
 def gpu_memory_limits(results: pd.DataFrame) -> Finding:

@@ -123,10 +123,12 @@ def transfers(results: pd.DataFrame) -> Finding:
         lines.append(f"- {analysis_crossover.describe(without)} "
                      f"{analysis_crossover.describe(with_copies)}")
         evidence += [*without.evidence, *with_copies.evidence]
-    for e in pinned:
-        lines.append(f"- {e.workload} ({e.case}) on the {e.device}: pinned memory is "
-                     f"{ratio(e.speedup)} as fast as pageable.")
-        evidence += list(e.evidence)
+    for device in sorted({e.device for e in pinned}):
+        gains = sorted(e.speedup for e in pinned if e.device == device)
+        lines.append(f"- On the {device}, copies from and to pinned host memory are "
+                     f"{ratio(gains[0])} to {ratio(gains[-1])} as fast as from pageable memory "
+                     f"(median {ratio(gains[len(gains) // 2])} over {len(gains)} cases).")
+    evidence += [r for e in pinned for r in e.evidence]
     lead = ("Yes, at small sizes: counting the copies moves the point where the GPU wins to "
             "larger sizes." if pairs else "Copies matter; pinned memory changes their speed.")
     return answered(KIND, "transfers", q, lead, evidence, explanation="\n".join(lines),

@@ -22,6 +22,7 @@ from benchsite.plugins._findings import (
     decoded,
     device_label,
     finding,
+    info_value,
     latest_ok,
     metric,
     per_frame,
@@ -105,6 +106,8 @@ def max_batches(results: pd.DataFrame) -> pd.DataFrame:
     return rows.assign(
         max_batch=[metric(r, "max_batch") for r in rows.itertuples()],
         limit=[metric(r, "max_batch_limit_bytes") for r in rows.itertuples()],
+        peak=[metric(r, "max_batch_peak_bytes") for r in rows.itertuples()],
+        ram=[info_value(r, "memory_bytes") for r in rows.itertuples()],
         label=[device_label(r) for r in rows.itertuples()],
         case=[case_text(p) for p in rows["p"]],
     ).dropna(subset=["max_batch"])
@@ -193,17 +196,38 @@ def _fits(row: Any) -> str:
 
 
 def memory_verdict(group: pd.DataFrame) -> str:
-    """Which device's memory limits the batch, in one sentence."""
-    cpu = group[group["device_kind"] == "cpu"]["max_batch"]
-    gpu = group[group["device_kind"] != "cpu"]["max_batch"]
+    """Which device's memory limits the batch, in words and numbers. A CPU searched within a
+    budget smaller than its RAM is also scaled up to all of its RAM (at the memory per sample
+    the search measured), since "the CPU has no memory limit" is the claim being tested."""
+    cpu = group[group["device_kind"] == "cpu"]
+    gpu = group[group["device_kind"] != "cpu"]
     if cpu.empty or gpu.empty:
         return "Only one kind of device was measured, so there is nothing to compare."
-    if cpu.max() > gpu.min():
-        return (
-            f"The CPU fits {cpu.max() / gpu.min():.1f}× the batch of the smallest GPU: for "
-            "this model, GPU memory, not speed, is the limit on batch size."
-        )
-    return "The GPU fits at least as large a batch as the CPU's budget allows."
+    smallest = gpu.loc[gpu["max_batch"].idxmin()]
+    said, best = [], 0.0
+    for row in cpu.itertuples():
+        whole = ram_batch(row)
+        best = max(best, whole or row.max_batch)
+        if whole:
+            said.append(f"all {bytes_text(row.ram)} of the {row.label}'s RAM would hold about "
+                        f"{whole:,.0f} at the memory per sample its budgeted search measured")
+    lead = ("; ".join(said) + ". ") if said else ""
+    lead = lead[:1].upper() + lead[1:]
+    if best > smallest.max_batch:
+        return lead + (f"That is {best / smallest.max_batch:.1f}× the {smallest.label}'s "
+                       f"{smallest.max_batch:,.0f}: for this model GPU memory is the tighter "
+                       "limit, though the CPU is finite too.")
+    return lead + (f"Even that is less than the {smallest.label}'s {smallest.max_batch:,.0f}: "
+                   "here the GPU's memory is not the limit.")
+
+
+def ram_batch(row: Any) -> float | None:
+    """The batch all of a CPU's RAM would hold at the measured memory per sample, when the
+    search ran within a budget smaller than the RAM (else ``None``: it already used it)."""
+    per_sample = (row.peak or row.limit) / row.max_batch if (row.peak or row.limit) else None
+    if not per_sample or not row.ram or not row.limit or row.limit >= row.ram:
+        return None
+    return float(row.ram) / per_sample
 
 
 def oom_rows(results: pd.DataFrame, host: str | None = None) -> list[str]:
