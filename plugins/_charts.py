@@ -21,6 +21,12 @@ def _altair() -> Any:
     return alt
 
 
+def _drawn(data: pd.DataFrame, *columns: str | None) -> pd.DataFrame:
+    """Only the columns a chart draws: the rest would be inlined into the page for nothing (and
+    a text column with a missing value is not valid chart JSON)."""
+    return data[[column for column in data.columns if column in columns]]
+
+
 def _tooltips(alt: Any, *fields: str) -> list[Any]:
     """Tooltip channels of ``fields``: as objects, since Altair takes ~15 ms to turn each bare
     field name into one (it matches the name against its whole schema)."""
@@ -46,7 +52,8 @@ def ratio_chart(data: pd.DataFrame, x: str, title: str, color: str | None = None
     one = alt.Chart(pd.DataFrame({"one": [1.0]})).mark_rule(strokeDash=[4, 4]).encode(
         y=alt.Y("one:Q")
     )
-    return alt.layer(band, line, one, data=data).properties(title=title, width=360, height=220)
+    drawn = _drawn(data, x, "value", "low", "high", color)
+    return alt.layer(band, line, one, data=drawn).properties(title=title, width=360, height=220)
 
 
 def line_chart(
@@ -59,9 +66,14 @@ def line_chart(
     scale = alt.Scale(type="log") if log_x else alt.Scale()
     encode_color = {"color": alt.Color(f"{color}:N", title=None)} if color else {}
     return (
-        alt.Chart(data)
+        alt.Chart(_drawn(data, x, y, color))
         .mark_line(point=True)
-        .encode(x=alt.X(f"{x}:Q", scale=scale), y=alt.Y(f"{y}:Q"), tooltip=_tooltips(alt, x, y), **encode_color)
+        .encode(
+            x=alt.X(f"{x}:Q", scale=scale),
+            y=alt.Y(f"{y}:Q"),
+            tooltip=_tooltips(alt, x, y),
+            **encode_color,
+        )
         .properties(title=title, width=360, height=220)
     )
 
@@ -72,7 +84,7 @@ def bar_chart(data: pd.DataFrame, x: str, y: str, group: str, title: str) -> Any
     if alt is None or data.empty or len(data) > MAX_POINTS:
         return None
     return (
-        alt.Chart(data[[x, y, group]])
+        alt.Chart(_drawn(data, x, y, group))
         .mark_bar()
         .encode(
             x=alt.X(f"{x}:N", title=None),
