@@ -5,6 +5,7 @@ on what) or ``untested`` (the store has no data for it) — and the rows behind 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
 import pandas as pd
@@ -17,12 +18,14 @@ from benchsite.plugins import (
 )
 from benchsite.plugins._answers import RUN_GPU, answered, rows_of, speedups_of, unanswered
 from benchsite.plugins._findings import (
+    bytes_text,
     case_text,
     is_accelerator,
     latest_ok,
     percent,
     ratio,
     ratio_ci,
+    with_case,
 )
 
 from benchsite import Analysis, Finding, hookimpl
@@ -128,22 +131,20 @@ def cpu_no_memory_limit(results: pd.DataFrame) -> Finding:
 def gpu_memory_limits(results: pd.DataFrame) -> Finding:
     claim = "GPU memory constraints can limit the size of models that can be trained."
     table = analysis_memory.max_batches(results)
+    gpu = table[table["device_kind"] != "cpu"] if len(table) else table
     ooms = analysis_memory.oom_rows(results)
-    if table.empty and not ooms:
-        return untested("gpu-memory", claim, "Run `benchsite run -w max-batch` on a GPU machine.")
-    cpu = table[table["device_kind"] == "cpu"]["max_batch"] if len(table) else pd.Series()
-    gpu = table[table["device_kind"] != "cpu"]["max_batch"] if len(table) else pd.Series()
-    evidence = (list(table["row_id"]) if len(table) else []) + ooms
-    if len(cpu) and len(gpu) and cpu.max() > gpu.min():
-        return verdict("gpu-memory", claim, "supported", f"the CPU fits a batch "
-                       f"{cpu.max() / gpu.min():.1f}× larger than the GPU's.", evidence)
+    if len(gpu):  # the max-batch search ends where the GPU's memory does
+        parts = "; ".join(f"{r.max_batch:,.0f} on the {r.label} ({bytes_text(r.ram)}, {r.case})"
+                          for r in gpu.itertuples())
+        compared = [analysis_memory.memory_verdict(group) for _, group in
+                    table.groupby(["host", "case"], sort=True)
+                    if group["device_kind"].nunique() > 1]
+        return verdict("gpu-memory", claim, "supported", f"the batch stops where GPU memory "
+                       f"does: at most {parts}. " + " ".join(compared),
+                       list(table["row_id"]) + ooms)
     if ooms:
         return verdict("gpu-memory", claim, "supported", f"{len(ooms)} case(s) ran out of "
-                       "memory.", evidence)
-    if len(gpu):
-        return verdict("gpu-memory", claim, "depends", "on the model: for the measured ones "
-                       f"the GPU fits batch {gpu.min():,.0f}, as much as the CPU's budget.",
-                       evidence)
+                       "memory (their newest run).", ooms)
     return untested("gpu-memory", claim, "Run `benchsite run -w max-batch` on a GPU machine.")
 
 
@@ -157,8 +158,8 @@ def _technique_claim(key: str, claim: str, technique: str, run: str,
         faster = [e for e in effects if e.low > 1.05]
         slower = [e for e in effects if e.high < 0.95]
         evidence = [r for e in effects for r in e.evidence]
-        lines = "\n".join(f"- {e.workload} on the {e.device}: "
-                          f"{ratio_ci(e.speedup, e.low, e.high)}" for e in effects)
+        lines = "\n".join(f"- {with_case(e.workload, case_text(json.loads(e.case)))} on the "
+                          f"{e.device}: {ratio_ci(e.speedup, e.low, e.high)}" for e in effects)
         if len(faster) == len(effects):
             return verdict(key, claim, "supported", f"faster in all {len(effects)} measured "
                            f"cases ({analysis_techniques.summary(effects)}).", evidence, lines)

@@ -25,6 +25,7 @@ from benchsite.plugins._findings import (
     info_value,
     latest_ok,
     metric,
+    newest,
     per_frame,
     with_case,
 )
@@ -231,8 +232,9 @@ def ram_batch(row: Any) -> float | None:
 
 
 def oom_rows(results: pd.DataFrame, host: str | None = None) -> list[str]:
-    """Row ids of out-of-memory failures (optionally on one host)."""
-    rows = decoded(results)
+    """Row ids of out-of-memory failures that still stand (optionally on one host): a case
+    whose newest row is ``oom``, not one re-run since (after a fix) with another outcome."""
+    rows = newest(decoded(results))
     if rows.empty:
         return []
     hit = rows[rows["status"] == "oom"]

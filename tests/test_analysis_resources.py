@@ -178,3 +178,12 @@ def test_hosts_side_by_side_on_common_cases(tmp_path):
     assert speeds["NVIDIA H200 (cuda:0) on server"] == pytest.approx(1.0)
     assert speeds["Test CPU (cpu) on laptop"] == pytest.approx(0.25)
     assert len(found.evidence) == 2
+
+
+def test_an_out_of_memory_case_re_run_with_success_no_longer_counts(tmp_path):
+    case = {"model": "cnn"}
+    rows = [row("max-batch", "cuda:0", 1.0, case, run=0, status="oom"),
+            row("max-batch", "cuda:0", 1.0, case, run=1, metrics={"max_batch": 512})]
+    results = frame(rows, tmp_path)
+    assert analysis_memory.oom_rows(results) == []
+    assert analysis_memory.oom_rows(frame(rows[:1], tmp_path / "only")) == [rows[0]["row_id"]]
