@@ -75,6 +75,7 @@ def cpu_info() -> dict[str, Any]:
         "extensions": [name for name in _EXTENSIONS if name in flags],
         "capability": torch.backends.cpu.get_cpu_capability(),
         "memory_bytes": _memory_total(),
+        **cache_sizes(),
         "blas": _blas(torch),
         "mkldnn": torch.backends.mkldnn.is_available(),
         "torch_version": torch.__version__,
@@ -95,6 +96,28 @@ def cgroup_cpu_quota(root: Path = Path("/sys/fs/cgroup")) -> float | None:
         return None if quota_us <= 0 else quota_us / period_us
     except (OSError, ValueError):
         return None
+
+
+def cache_sizes(root: Path = Path("/sys/devices/system/cpu/cpu0/cache")) -> dict[str, int]:
+    """``l2_cache_bytes`` and ``l3_cache_bytes`` of the caches the first CPU sees (Linux sysfs;
+    none elsewhere): a working set smaller than these measures the cache, not the memory."""
+    sizes: dict[str, int] = {}
+    for index in sorted(root.glob("index*")):
+        try:
+            level = int((index / "level").read_text())
+            kind = (index / "type").read_text().strip()
+            size = _size_bytes((index / "size").read_text().strip())
+        except (OSError, ValueError):
+            continue
+        if level >= 2 and kind == "Unified" and size:
+            sizes[f"l{level}_cache_bytes"] = size
+    return sizes
+
+
+def _size_bytes(text: str) -> int:
+    """``8192K`` → 8388608 (sysfs cache sizes)."""
+    units = {"K": 2**10, "M": 2**20, "G": 2**30}
+    return int(text[:-1]) * units[text[-1]] if text[-1:] in units else int(text)
 
 
 def _cpuinfo_field(name: str) -> str:

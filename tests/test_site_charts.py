@@ -132,3 +132,14 @@ def test_finding_numbers_read_as_words_with_units():
     assert views._value_text(0.7023, "best_share") == "70%"
     assert views._value_text({"DDP": 2.2e10}, "peak_bytes") == "DDP: 22 GB"
     assert views._value_text({"cuda:0": {"usd_per_hour": None}}) == "cuda:0: usd per hour: –"
+
+
+def test_a_peak_measured_out_of_a_cache_gives_way_to_a_real_one():
+    rows = pd.DataFrame({
+        "host": "h", "device": "cpu", "device_kind": "cpu", "workload": "copy", "status": "ok",
+        "axis": "size", "params": ['{"size": 1}', '{"size": 2}'], "row_id": ["cache", "dram"],
+        "tflops": None, "gbps": [192.0, 70.0], "items_per_s": None, "median_s": 1e-3,
+        "flags": [("in-cache",), ()],
+    })
+    (best,) = frames.peaks(frames.prepare(rows)).itertuples()
+    assert best.row_id == "dram" and best.rate == 70.0

@@ -223,3 +223,16 @@ def test_max_batch_budget_from_config_overrides_the_parameter(tmp_path, monkeypa
 
     half = psutil.virtual_memory().available / 2
     assert workload_max_batch.cpu_budget_bytes({}) == pytest.approx(half, rel=0.05)
+
+
+def test_cpu_cache_sizes_come_from_sysfs(tmp_path):
+    from benchsite.plugins.device_cpu import cache_sizes
+
+    for index, (level, kind, size) in enumerate([(1, "Data", "32K"), (2, "Unified", "1024K"),
+                                                 (3, "Unified", "32M")]):
+        folder = tmp_path / f"index{index}"
+        folder.mkdir()
+        for name, value in (("level", level), ("type", kind), ("size", size)):
+            (folder / name).write_text(f"{value}\n")
+    assert cache_sizes(tmp_path) == {"l2_cache_bytes": 2**20, "l3_cache_bytes": 32 * 2**20}
+    assert cache_sizes(tmp_path / "missing") == {}

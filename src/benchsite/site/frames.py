@@ -184,15 +184,24 @@ def devices(frame: pd.DataFrame) -> pd.DataFrame:
     return table.sort_values(["host", "device_kind", "device"]).reset_index(drop=True)
 
 
+NOT_A_PEAK = frozenset({"in-cache", "launch-bound", "above-peak"})  # validity flags
+
+
 def peaks(frame: pd.DataFrame) -> pd.DataFrame:
-    """Per (host, device, workload): the best TFLOP/s, GB/s and items/s measured, with the row."""
+    """Per (host, device, workload): the best TFLOP/s, GB/s and items/s measured, with the row.
+    A row whose validity flags say it measured something else (a cache, launch overhead, a
+    missing synchronization) stands only where nothing else was measured: a CPU copy of 1 MiB
+    at 192 GB/s out of its cache is no peak of its memory."""
     good = ok_rows(frame)
+    doubtful = [bool(NOT_A_PEAK & set(flags)) for flags in good["flags"]]
+    good = good.assign(doubtful=doubtful)
     rows = []
     for column, unit in RATES:
         measured = good[good[column].notna()]
         if measured.empty:
             continue
-        best = measured.loc[measured.groupby(["host", "device", "workload"])[column].idxmax()]
+        ranked = measured.sort_values(["doubtful", column], ascending=[True, False], kind="stable")
+        best = ranked.drop_duplicates(["host", "device", "workload"], keep="first")
         chosen = best[["host", "device", "workload", "params_obj", "row_id"]]
         rows.append(chosen.assign(rate=best[column], unit=unit))
     if not rows:
