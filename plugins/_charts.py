@@ -49,19 +49,30 @@ def ratio_chart(data: pd.DataFrame, x: str, title: str, color: str | None = None
     line = base.mark_line(point=True).encode(
         y=alt.Y("value:Q"), tooltip=_tooltips(alt, x, "value", "low", "high"), **encode_color
     )
-    one = alt.Chart(pd.DataFrame({"one": [1.0]})).mark_rule(strokeDash=[4, 4]).encode(
-        y=alt.Y("one:Q")
+    one = (
+        alt.Chart(pd.DataFrame({"one": [1.0]}))
+        .mark_rule(strokeDash=[4, 4])
+        .encode(y=alt.Y("one:Q"))
     )
     drawn = _drawn(data, x, "value", "low", "high", color)
     return alt.layer(band, line, one, data=drawn).properties(title=title, width=360, height=220)
 
 
 def line_chart(
-    data: pd.DataFrame, x: str, y: str, title: str, color: str | None = None, log_x: bool = True
+    data: pd.DataFrame,
+    x: str,
+    y: str,
+    title: str,
+    color: str | None = None,
+    log_x: bool = True,
+    x_title: str | None = None,
+    y_title: str | None = None,
 ) -> Any:
-    """``y`` against ``x`` (one line per ``color``), log x axis by default."""
+    """``y`` against ``x`` (one line per ``color``), log x axis by default; axes titled
+    ``x_title``/``y_title`` (the column names by default). ``None`` for fewer than two points:
+    a single dot is no curve."""
     alt = _altair()
-    if alt is None or data.empty or len(data) > MAX_POINTS:
+    if alt is None or len(data) < 2 or len(data) > MAX_POINTS:
         return None
     scale = alt.Scale(type="log") if log_x else alt.Scale()
     encode_color = {"color": alt.Color(f"{color}:N", title=None)} if color else {}
@@ -69,8 +80,8 @@ def line_chart(
         alt.Chart(_drawn(data, x, y, color))
         .mark_line(point=True)
         .encode(
-            x=alt.X(f"{x}:Q", scale=scale),
-            y=alt.Y(f"{y}:Q"),
+            x=alt.X(f"{x}:Q", scale=scale, title=x_title or x, axis=alt.Axis(format="~s")),
+            y=alt.Y(f"{y}:Q", title=y_title or y),
             tooltip=_tooltips(alt, x, y),
             **encode_color,
         )

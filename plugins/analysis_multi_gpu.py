@@ -150,8 +150,22 @@ def overview(host: str, kind: str, curves: pd.DataFrame) -> list[Finding]:
     top = int(curves["devices"].max())
     at_top = curves[curves["devices"] == top].sort_values("gain", ascending=False)
     chart = stacked(
-        line_chart(curves, "devices", "gain", "Work per second vs 1 device (×)", "label"),
-        line_chart(curves, "devices", "efficiency", "Scaling efficiency", "label"),
+        line_chart(
+            curves,
+            "devices",
+            "gain",
+            "Work per second vs 1 device",
+            "label",
+            y_title="× one device's",
+        ),
+        line_chart(
+            curves,
+            "devices",
+            "efficiency",
+            "Scaling efficiency",
+            "label",
+            y_title="efficiency (1 = linear)",
+        ),
     )
     spans = [(_span(same), MODES[mode]) for mode, same in at_top.groupby("mode", sort=True)]
     said = [f"{span} the work per second of one {mode}" for span, mode in spans[:1]]
@@ -262,8 +276,10 @@ def allreduce_findings(group: pd.DataFrame) -> list[Finding]:
         rows.assign(ranks=rows["n"].astype(str) + " ranks"),
         "message",
         "busbw",
-        "All-reduce bus bandwidth (GB/s) vs message bytes",
+        "All-reduce bus bandwidth vs message size",
         "ranks",
+        x_title="message (bytes)",
+        y_title="bus bandwidth (GB/s)",
     )
     out = []
     widest = rows["n"].max()  # the chart holds every rank count: draw it once
