@@ -100,7 +100,7 @@ def test_runs_chart_has_one_point_per_run():
     spec = charts.runs_chart(runs).to_dict()
     (values,) = spec["datasets"].values()
     assert spec["mark"]["type"] == "circle" and len(values) == 2
-    assert "b: 1 runs" in describe.runs_text(runs)
+    assert "b: 1 run on 2026-01-02, 1 with failed cases" in describe.runs_text(runs)
 
 
 def test_headline_takes_the_largest_size_and_the_variant_with_the_median_speedup():
@@ -143,3 +143,15 @@ def test_a_peak_measured_out_of_a_cache_gives_way_to_a_real_one():
     })
     (best,) = frames.peaks(frames.prepare(rows)).itertuples()
     assert best.row_id == "dram" and best.rate == 70.0
+
+
+def test_a_run_starts_at_the_time_in_its_id_and_lists_only_devices_that_ran():
+    rows = pd.DataFrame({
+        "host": "h", "run_id": ["20261130T173143Z-f2281b", "20261130T173143Z-f2281b", "other"],
+        "timestamp": pd.to_datetime(["2026-11-30 17:32:25"] * 2 + ["2026-11-30 18:00:00"], utc=True),
+        "row_id": ["a", "b", "c"], "status": ["ok", "skipped", "ok"], "profile": "full",
+        "benchsite_version": "0", "device": ["cuda:0", "cuda×4", "cpu"], "workload": "w",
+    })
+    one, other = frames.runs(rows).sort_values("run_id").itertuples()
+    assert one.started == pd.Timestamp("2026-11-30 17:31:43", tz="UTC")
+    assert one.devices == "cuda:0" and other.started == pd.Timestamp("2026-11-30 18:00", tz="UTC")

@@ -76,10 +76,13 @@ def runs_text(frame: pd.DataFrame) -> str:
     parts = []
     for host, group in frame.groupby("host", sort=True):
         first, last = group["started"].min(), group["started"].max()
-        parts.append(
-            f"{host}: {len(group)} runs from {first:%Y-%m-%d} to {last:%Y-%m-%d}, "
-            f"{int((group['failed'] > 0).sum())} with failed cases"
+        when = (
+            f"on {first:%Y-%m-%d}"
+            if f"{first:%Y-%m-%d}" == f"{last:%Y-%m-%d}"
+            else f"from {first:%Y-%m-%d} to {last:%Y-%m-%d}"
         )
+        runs = f"{len(group)} run" + ("s" if len(group) != 1 else "")
+        parts.append(f"{host}: {runs} {when}, {int((group['failed'] > 0).sum())} with failed cases")
     return "Runs over time per host. " + "; ".join(parts) + "."
 
 

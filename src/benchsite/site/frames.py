@@ -216,8 +216,12 @@ def run_order(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def runs(frame: pd.DataFrame) -> pd.DataFrame:
-    """One row per run: host, start, end, profile, devices, case count and statuses."""
-    grouped = frame.groupby(["host", "run_id"], observed=True, sort=False)
+    """One row per run: host, start, end, profile, devices that ran a case (not those named
+    only by skipped rows), case count and statuses. A run's start is the time in its id when
+    the id is benchsite's own (``20261130T173143Z-…``): the first stored row is already one
+    case later, and a one-case run would otherwise last 0 s."""
+    ran = frame["device"].astype(str).where(frame["status"] != "skipped")
+    grouped = frame.assign(ran=ran).groupby(["host", "run_id"], observed=True, sort=False)
     table = grouped.agg(
         started=("timestamp", "min"),
         ended=("timestamp", "max"),
@@ -226,8 +230,14 @@ def runs(frame: pd.DataFrame) -> pd.DataFrame:
         skipped=("status", lambda s: int((s == "skipped").sum())),
         profile=("profile", "first"),
         version=("benchsite_version", "first"),
-        devices=("device", lambda s: ", ".join(sorted(set(map(str, s))))),
+        devices=("ran", lambda s: ", ".join(sorted(set(s.dropna())))),
         workloads=("workload", "nunique"),
     ).reset_index()
+    begun = pd.to_datetime(
+        table["run_id"].astype(str).str[:16], format="%Y%m%dT%H%M%SZ", utc=True, errors="coerce"
+    )
+    pairs = zip(begun, table["started"], strict=True)
+    starts = [b if pd.notna(b) and b < s else s for b, s in pairs]
+    table["started"] = pd.to_datetime(pd.Series(starts, index=table.index, dtype=object), utc=True)
     table["failed"] = table["cases"] - table["ok"] - table["skipped"]
     return table.sort_values("started", ascending=False).reset_index(drop=True)
