@@ -9,12 +9,14 @@ CASEBOOK = str(TESTS / "plugins" / "casebook.py")
 
 
 # -- site fixtures (issue 4: `benchsite build`) -------------------------------------------------
-# One site is built from the committed golden results per test session and shared by the site
-# tests; the browser is Debian's Chromium driven by Playwright (never a downloaded browser).
+# One site is built per test session from the committed example results (examples/h200/results:
+# a full H200 run, the distributed workloads on two H200s and a 2-core CPU's quick run), the
+# same store the Pages workflow publishes, and shared by the site tests; the browser is Debian's
+# Chromium driven by Playwright (never a downloaded browser).
 
 import pytest  # noqa: E402 - kept inside this section
 
-GOLDEN_RESULTS = TESTS / "golden" / "results"
+EXAMPLE_RESULTS = TESTS.parent / "examples" / "h200" / "results"
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -23,12 +25,12 @@ CHROMIUM_ARGS = [
 
 
 @pytest.fixture(scope="session")
-def golden_site(tmp_path_factory: pytest.TempPathFactory):
-    """A site built once from ``tests/golden/results``: (site folder, BuildReport)."""
+def example_site(tmp_path_factory: pytest.TempPathFactory):
+    """The example site, built once from ``examples/h200/results``: (folder, BuildReport)."""
     from benchsite.site import BuildOptions, build_site
 
-    out = tmp_path_factory.mktemp("golden") / "site"
-    report = build_site(BuildOptions(results=GOLDEN_RESULTS, out=out))
+    out = tmp_path_factory.mktemp("example") / "site"
+    report = build_site(BuildOptions(results=EXAMPLE_RESULTS, out=out))
     return out, report
 
 

@@ -103,13 +103,10 @@ def test_real_cpu_run_gives_plain_cpu_only_answers(tmp_path):
     assert "flags" in analysed.results
 
 
-def test_committed_golden_results_analyse_cleanly():
-    from pathlib import Path
+def test_committed_example_results_analyse_cleanly():
+    from conftest import EXAMPLE_RESULTS
 
-    golden = Path(__file__).parent / "golden" / "results"
-    if not golden.exists():
-        pytest.skip("tests/golden/results is not committed yet")
-    analysed = analyse(load_plugins(), store.read_results(golden))
+    analysed = analyse(load_plugins(), store.read_results(EXAMPLE_RESULTS))
     assert analysed.errors == {}
     for found in analysed.findings:
         assert found.evidence or found.strength == "none", found.id

@@ -1,4 +1,4 @@
-"""Every page of the golden site in real headless Chromium, from file:// and from an HTTP
+"""Every page of the example site in real headless Chromium, from file:// and from an HTTP
 sub-path: no console error, page error, failed request or Vega load warning; every chart draws
 marks; every internal link, script, stylesheet and fallback image resolves."""
 
@@ -68,8 +68,8 @@ def check_references(references: dict[str, set[str]], base: str, fetch) -> int:
     return len(checked)
 
 
-def test_every_page_works_from_file_urls(golden_site, chromium):
-    site, _ = golden_site
+def test_every_page_works_from_file_urls(example_site, chromium):
+    site, _ = example_site
     base = site.as_uri() + "/"
     references = visit(chromium, base, site)
     count = check_references(
@@ -80,9 +80,9 @@ def test_every_page_works_from_file_urls(golden_site, chromium):
 
 
 @pytest.fixture
-def served_under_sub_path(golden_site, tmp_path):
-    """The golden site served from 127.0.0.1 under /benchsite-report/, as GitHub Pages does."""
-    site, _ = golden_site
+def served_under_sub_path(example_site, tmp_path):
+    """The example site served from 127.0.0.1 under /benchsite-report/, as GitHub Pages does."""
+    site, _ = example_site
     shutil.copytree(site, tmp_path / "benchsite-report")
     handler = functools.partial(QuietHandler, directory=str(tmp_path))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
@@ -93,8 +93,8 @@ def served_under_sub_path(golden_site, tmp_path):
     server.server_close()
 
 
-def test_every_page_works_served_under_a_sub_path(golden_site, chromium, served_under_sub_path):
-    site, _ = golden_site
+def test_every_page_works_served_under_a_sub_path(example_site, chromium, served_under_sub_path):
+    site, _ = example_site
     base = served_under_sub_path
     references = visit(chromium, base, site)
     context = chromium.new_context()

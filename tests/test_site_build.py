@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import GOLDEN_RESULTS
+from conftest import EXAMPLE_RESULTS
 
 from benchsite import store
 from benchsite.site import BuildOptions, build_site
@@ -37,23 +37,23 @@ def html_files(site: Path) -> dict[str, str]:
     return {str(p.relative_to(site)): p.read_text() for p in site.rglob("*.html")}
 
 
-def test_golden_site_has_every_page_a_page_per_workload_and_run_and_nojekyll(golden_site):
-    site, report = golden_site
-    golden = store.read_results(GOLDEN_RESULTS)
+def test_example_site_has_every_page_a_page_per_workload_and_run_and_nojekyll(example_site):
+    site, report = example_site
+    example = store.read_results(EXAMPLE_RESULTS)
     files = html_files(site)
     assert set(NAV) <= set(files) and (site / ".nojekyll").exists()
-    for workload in golden["workload"].unique():
+    for workload in example["workload"].unique():
         assert f"workloads/{workload}.html" in files
-    for run_id in golden["run_id"].unique():
+    for run_id in example["run_id"].unique():
         assert f"runs/{run_id}.html" in files
-    assert report.rows == len(golden) and not report.page_errors
+    assert report.rows == len(example) and not report.page_errors
 
 
-def test_every_row_has_an_anchor_and_every_link_is_relative(golden_site):
-    site, _ = golden_site
+def test_every_row_has_an_anchor_and_every_link_is_relative(example_site):
+    site, _ = example_site
     files = html_files(site)
     everything = "\n".join(files.values())
-    for row_id in store.read_results(GOLDEN_RESULTS)["row_id"]:
+    for row_id in store.read_results(EXAMPLE_RESULTS)["row_id"]:
         assert f'id="row-{row_id}"' in everything
     for name, html in files.items():
         links = re.findall(r'(?:href|src)="([^"]*)"', html)
@@ -62,30 +62,30 @@ def test_every_row_has_an_anchor_and_every_link_is_relative(golden_site):
         assert len(html.encode()) < 300_000, f"{name} is {len(html.encode())} bytes"
 
 
-def test_pages_show_the_measurements_and_say_what_is_missing(golden_site):
-    site, _ = golden_site
-    golden = store.read_results(GOLDEN_RESULTS)
+def test_pages_show_the_measurements_and_say_what_is_missing(example_site):
+    site, _ = example_site
+    example = store.read_results(EXAMPLE_RESULTS)
     overview = (site / "index.html").read_text()
-    hosts = sorted(golden["host"].unique())
+    hosts = sorted(example["host"].unique())
     assert all(host in overview for host in hosts)
-    if (golden["device_kind"] == "cpu").all():
+    if (example["device_kind"] == "cpu").all():
         assert "no speedup to show" in overview and "CUDA or MPS GPU" in overview
     else:
         assert "GPU versus CPU" in overview and "×" in overview
     hardware = (site / "hardware.html").read_text()
-    assert all(model in hardware for model in golden["device_model"].unique())
+    assert all(model in hardware for model in example["device_model"].unique())
     assert "TFLOP/s" in hardware
     workload = (site / "workloads/matmul.html").read_text()
     assert "benchsite run -w matmul" in workload and 'type="application/json"' in workload
 
 
-def test_data_page_offers_every_row_as_parquet_and_csv(golden_site):
-    site, _ = golden_site
-    golden = store.read_results(GOLDEN_RESULTS)
+def test_data_page_offers_every_row_as_parquet_and_csv(example_site):
+    site, _ = example_site
+    example = store.read_results(EXAMPLE_RESULTS)
     parquet = pd.read_parquet(site / "data/results.parquet")
     csv = pd.read_csv(site / "data/results.csv")
-    assert sorted(parquet["row_id"]) == sorted(golden["row_id"]) == sorted(csv["row_id"])
-    first = golden[golden["status"] == "ok"].iloc[0]
+    assert sorted(parquet["row_id"]) == sorted(example["row_id"]) == sorted(csv["row_id"])
+    first = example[example["status"] == "ok"].iloc[0]
     stored = parquet.set_index("row_id").loc[first["row_id"]]
     assert list(stored["samples_s"]) == list(first["samples_s"])
 
@@ -113,7 +113,7 @@ ACTIVE_CONTENT = """() => [...document.querySelectorAll('*')].filter(el =>
 @pytest.fixture
 def hostile_store(tmp_path: Path) -> Path:
     """A store whose workload, host and error texts are HTML, plus a hostile analysis plugin."""
-    frame = store.read_results(GOLDEN_RESULTS).head(3).copy()
+    frame = store.read_results(EXAMPLE_RESULTS).head(3).copy()
     frame["workload"] = HOSTILE
     frame["host"] = '"><svg onload=alert(7)>'
     frame.loc[frame.index[0], ["status", "error"]] = ["error", "<img src=x onerror=alert(8)>"]
@@ -149,7 +149,7 @@ def test_html_from_results_and_plugins_renders_inert(hostile_store, chromium):
     page.close()
 
 
-def test_user_templates_override_any_file_and_extend_the_default(tmp_path, golden_site):
+def test_user_templates_override_any_file_and_extend_the_default(tmp_path, example_site):
     theme = tmp_path / "theme"
     theme.mkdir()
     (theme / "base.html").write_text(
@@ -157,14 +157,14 @@ def test_user_templates_override_any_file_and_extend_the_default(tmp_path, golde
     )
     (theme / "site.css").write_text("body { color: rebeccapurple; }")
     out = tmp_path / "site"
-    build_site(BuildOptions(results=GOLDEN_RESULTS, out=out, templates=theme, title="Lab report"))
+    build_site(BuildOptions(results=EXAMPLE_RESULTS, out=out, templates=theme, title="Lab report"))
     for html in html_files(out).values():
         assert "Made by the lab" in html and "Lab report" in html and 'href="' in html
     assert (out / "assets/site.css").read_text() == "body { color: rebeccapurple; }"
 
 
 def test_rebuild_removes_files_the_previous_build_wrote_and_no_longer_writes(tmp_path):
-    frame = store.read_results(GOLDEN_RESULTS)
+    frame = store.read_results(EXAMPLE_RESULTS)
     first_run = frame[frame["run_id"] == frame["run_id"].iloc[0]]
     results = tmp_path / "results"
     store.write_rows(results, "h", "r1", records(first_run.assign(run_id="r1")))
@@ -188,7 +188,7 @@ def test_an_empty_store_runs_the_quick_suite_first_and_says_so(tmp_path, monkeyp
 
     def run_benchmarks(options, reporter):
         calls.append(options)
-        rows = records(store.read_results(GOLDEN_RESULTS))
+        rows = records(store.read_results(EXAMPLE_RESULTS))
         store.write_rows(options.results, "here", "r", rows)
 
     monkeypatch.setattr(build_module, "run_benchmarks", run_benchmarks)
@@ -198,10 +198,10 @@ def test_an_empty_store_runs_the_quick_suite_first_and_says_so(tmp_path, monkeyp
     assert (tmp_path / "site" / "index.html").exists()
 
 
-def test_no_finding_recommendation_faq_answer_or_claim_is_rendered_without_evidence(golden_site):
+def test_no_finding_recommendation_faq_answer_or_claim_is_rendered_without_evidence(example_site):
     """Every finding card that states a measured answer links to the rows it rests on; only a
     card marked ``none`` evidence (the store cannot answer) may stand without a link."""
-    site, _ = golden_site
+    site, _ = example_site
     pages = [
         page
         for pattern in ("faq*.html", "faq/*.html", "recommendations*.html", "recommendations/*.html",
@@ -219,4 +219,4 @@ def test_no_finding_recommendation_faq_answer_or_claim_is_rendered_without_evide
             evidence = card.split('<details class="evidence">')
             assert len(evidence) == 2, f"{page.name}: a card without evidence: {card[:300]}"
             assert "<a href=" in evidence[1], f"{page.name}: evidence without a link"
-    assert cards > 20  # the golden store answers many questions with a GPU host in it
+    assert cards > 20  # the example store answers many questions with a GPU host in it
