@@ -15,7 +15,7 @@ from benchsite.site import Site
 from benchsite.site.context import DataContext, DataFile
 from benchsite.units import format_number
 
-SITE_COLUMNS = ("params_obj", "variant", "series")
+SITE_COLUMNS = ("params_obj", "params_text", "variant", "series")
 
 
 @hookimpl

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
@@ -26,13 +27,18 @@ MEMORY_METRICS = (
 
 
 def prepare(results: pd.DataFrame) -> pd.DataFrame:
-    """The results with the columns pages need: decoded params, ``variant`` (every parameter but
-    the axis, as text), ``series`` (which host and device a row belongs to) and ``flags``."""
+    """The results with the columns pages need: decoded params (``params_obj``, and
+    ``params_text`` in words), ``variant`` (every parameter but the axis, as text), ``series``
+    (which host and device a row belongs to) and ``flags``."""
     frame = results.reset_index(drop=True)
     params = store.decode_json(frame, "params")
-    axes = frame["axis"].astype(object).where(frame["axis"].notna(), None)
+    axes = frame["axis"].astype(object).where(frame["axis"].notna(), None).tolist()
+    texts = frame["params"].tolist()
     frame["params_obj"] = params
-    frame["variant"] = [variant_label(p, a) for p, a in zip(params, axes, strict=True)]
+    frame["params_text"] = _per_distinct(texts, ((p,) for p in params), params_text)
+    frame["variant"] = _per_distinct(
+        list(zip(texts, axes, strict=True)), zip(params, axes, strict=True), variant_label
+    )
     several_hosts = frame["host"].nunique() > 1
     host_prefix = frame["host"].astype(str) + " · " if several_hosts else ""
     # along a world-size axis each point is another group of devices (cuda:0, cuda:0-1, …):
@@ -42,6 +48,20 @@ def prepare(results: pd.DataFrame) -> pd.DataFrame:
     frame["series"] = host_prefix + devices
     frame["flags"] = _flags(frame)
     return frame
+
+
+def _per_distinct(
+    keys: list[Any], arguments: Iterable[tuple[Any, ...]], label: Callable[..., str]
+) -> pd.Series:
+    """``label(*arguments)`` of every row, worked out once per distinct key (the parameters'
+    text): a store repeats the same parameters across runs and hosts."""
+    labels: dict[Any, str] = {}
+    out = []
+    for key, args in zip(keys, arguments, strict=True):
+        if key not in labels:
+            labels[key] = label(*args)
+        out.append(labels[key])
+    return pd.Series(out, dtype=object)  # Python strings, like the store's text columns
 
 
 def variant_label(params: dict[str, Any], axis: str | None) -> str:

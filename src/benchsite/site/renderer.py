@@ -8,6 +8,7 @@ from a GitHub Pages project sub-path alike.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -120,8 +121,10 @@ def _rounded(spec: dict[str, Any]) -> dict[str, Any]:
     return spec
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def slug(text: str) -> str:
-    """A file-name-safe, readable and collision-free name: ``<script>`` → ``script-1a2b3c``."""
+    """A file-name-safe, readable and collision-free name: ``<script>`` → ``script-1a2b3c``.
+    Cached: every row link slugs its workload's or run's name again."""
     readable = "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in str(text)).strip("-.")
     readable = "-".join(part for part in readable.split("-") if part)[:60]
     if readable == text:
@@ -140,20 +143,20 @@ def row_links(site: Site) -> dict[str, EvidenceLink]:
         + " · "
         + results["device"].astype(str)
         + " · "
-        + results["params_obj"].map(frames.params_text)
+        + results["params_text"]
         + " ("
         + results["host"].astype(str)
         + ")"
     )
     ordered = frames.run_order(results)
     part = ordered.groupby("run_id", sort=False).cumcount() // RUN_PAGE_ROWS
-    parts = dict(zip(ordered["row_id"], part, strict=True))
+    parts = dict(zip(ordered["row_id"], part.tolist(), strict=True))
     for row_id, workload, run_id, label in zip(
         results["row_id"], results["workload"], results["run_id"], labels, strict=True
     ):
         if row_id in current_ids:
             page = site.workload_path(workload)
         else:
-            page = site.run_path(run_id, int(parts[row_id]))
+            page = site.run_path(run_id, parts[row_id])
         links[row_id] = EvidenceLink(f"{page}#row-{row_id}", label)
     return links
