@@ -4,10 +4,11 @@ holds (see ``docs/results-schema.md``)."""
 from __future__ import annotations
 
 import io
-import json
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from benchsite import Page, RenderedPage, hookimpl
@@ -25,7 +26,8 @@ def register_pages() -> list[Page]:
 
 def render(site: Site) -> list[RenderedPage]:
     frame = site.results.drop(columns=list(SITE_COLUMNS))
-    parquet, csv = parquet_bytes(frame), csv_bytes(frame)
+    table = pa.Table.from_pandas(_plain(frame), preserve_index=False)
+    parquet, csv = parquet_bytes(table), csv_bytes(table)
     files = [
         DataFile(
             "results.parquet",
@@ -48,19 +50,36 @@ def render(site: Site) -> list[RenderedPage]:
     ]
 
 
-def parquet_bytes(frame: pd.DataFrame) -> bytes:
+def parquet_bytes(table: pa.Table) -> bytes:
     buffer = io.BytesIO()
-    table = pa.Table.from_pandas(_plain(frame), preserve_index=False)
     pq.write_table(table, buffer, compression="zstd")
     return buffer.getvalue()
 
 
-def csv_bytes(frame: pd.DataFrame) -> bytes:
-    plain = _plain(frame)
-    for column in ("samples_s", "flags"):
-        if column in plain:
-            plain[column] = plain[column].map(_json_list)
-    return plain.to_csv(index=False).encode("utf-8")
+def csv_bytes(table: pa.Table) -> bytes:
+    """The table as CSV, written by Arrow: a store's 100,000 rows take ~1 s instead of ~7 s with
+    pandas, most of that spent writing floats (Arrow writes the same values, with exponents such
+    as ``1e-8`` where Python writes ``1e-08``; timestamps in ISO form, booleans as
+    ``true``/``false``)."""
+    for index, field in enumerate(table.schema):
+        if pa.types.is_list(field.type) or pa.types.is_large_list(field.type):
+            table = table.set_column(index, field.name, _json_lists(table.column(index)))
+    buffer = io.BytesIO()
+    pacsv.write_csv(table, buffer)
+    return buffer.getvalue()
+
+
+def _json_lists(column: pa.ChunkedArray) -> pa.Array:
+    """A list column as JSON text (``[0.5, 0.25]``, ``["noisy"]``); empty where null."""
+    lists = column.combine_chunks()
+    values = lists.values
+    if pa.types.is_string(values.type) or pa.types.is_large_string(values.type):
+        escaped = pc.replace_substring(pc.replace_substring(values, "\\", "\\\\"), '"', '\\"')
+        items = pc.binary_join_element_wise('"', escaped, '"', "")
+    else:
+        items = values.cast(pa.string())
+    texts = type(lists).from_arrays(lists.offsets, items, mask=lists.is_null())
+    return pc.binary_join_element_wise("[", pc.binary_join(texts, ", "), "]", "")
 
 
 def _plain(frame: pd.DataFrame) -> pd.DataFrame:
@@ -71,11 +90,3 @@ def _plain(frame: pd.DataFrame) -> pd.DataFrame:
             return plain.drop(columns=["flags"])
         plain["flags"] = plain["flags"].map(list)
     return plain
-
-
-def _json_list(value: object) -> str:
-    return (
-        json.dumps([float(v) if isinstance(v, float) else v for v in value])
-        if (value is not None and not isinstance(value, float))
-        else ""
-    )

@@ -17,12 +17,13 @@ def _ends(frame: pd.DataFrame, value: str, fmt: object) -> str:
     grouped = ordered.groupby(["series", "variant"], sort=True)[["axis_value", value]]
     first, last, count = grouped.first(), grouped.last(), grouped.size()
     parts = []
-    for series, variant in first.index:
+    ends = zip(first.index, first["axis_value"], first[value], last["axis_value"], last[value],
+               count, strict=True)  # fmt: skip
+    for (series, variant), x0, y0, x1, y1, points in ends:  # columns, not .loc per group
         label = series if variant == "all" else f"{series} ({variant})"
-        start, end = first.loc[(series, variant)], last.loc[(series, variant)]
-        text = f"{fmt(start[value])} at {format_number(start['axis_value'])}"  # type: ignore[operator]
-        if count.loc[(series, variant)] > 1:
-            text += f" → {fmt(end[value])} at {format_number(end['axis_value'])}"  # type: ignore[operator]
+        text = f"{fmt(y0)} at {format_number(x0)}"  # type: ignore[operator]
+        if points > 1:
+            text += f" → {fmt(y1)} at {format_number(x1)}"  # type: ignore[operator]
         parts.append(f"{label}: {text}")
     return "; ".join(parts)
 
