@@ -82,8 +82,13 @@ def technique_effects(results: pd.DataFrame) -> list[Effect]:
     return per_frame("techniques", results, lambda: _effects(results))
 
 
+# what an effect reads: itertuples costs per column, twice per technique
+EFFECT_COLUMNS = ("host", "device", "device_kind", "device_model", "workload", "p", "m",
+                  "median_s", "samples_s", "row_id")
+
+
 def _effects(results: pd.DataFrame) -> list[Effect]:
-    rows = latest_ok(results)
+    rows = latest_ok(results)[list(EFFECT_COLUMNS)]
     compared: list[tuple[str, Any, Any]] = []  # (technique, baseline row, row)
     for name, (baseline, _) in TECHNIQUES.items():
         if rows.empty:

@@ -20,6 +20,7 @@ taken:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -76,15 +77,27 @@ def prepare_results(results: pd.DataFrame) -> pd.DataFrame:
         out["flags"] = pd.Series([], dtype=object)
         return out
     rows = decoded(results)
-    cpu_cases = _cpu_cases(rows)
     # only the columns the checks read: itertuples costs per column and row
-    narrow = rows[list(FLAG_COLUMNS)]
+    narrow = rows[list(FLAG_COLUMNS)].assign(cpu_params=_cpu_params(rows))
+    cpu_cases = _cpu_cases(narrow)
     out["flags"] = [row_flags(row, cpu_cases) for row in narrow.itertuples()]
     return out
 
 
 FLAG_COLUMNS = ("status", "host", "workload", "device_kind", "device_model", "p", "m", "dev",
                 "tflops", "gbps", "bytes", "median_s", "iqr_s", "threads")
+
+
+def _cpu_params(rows: pd.DataFrame) -> pd.Series:
+    """Each row's parameters as a CPU row of the same case has them (``include_transfer``
+    dropped), as a key; worked out once per distinct parameter text."""
+    keys: dict[Any, str] = {}
+    out = []
+    for text, params in zip(rows["params"], rows["p"], strict=True):
+        if text not in keys:
+            keys[text] = without(params, "include_transfer")
+        out.append(keys[text])
+    return pd.Series(out, index=rows.index, dtype=object)  # Python strings: walked row by row
 
 
 @dataclass(frozen=True)
@@ -97,23 +110,17 @@ class CpuCases:
 
 
 def row_flags(row: Any, cpu_cases: CpuCases | None = None) -> list[str]:
-    """Every flag that applies to one decoded row (see the module docstring)."""
+    """Every flag that applies to one decoded row (see the module docstring); with
+    ``cpu_cases``, the row also has ``cpu_params`` (:func:`_cpu_params`)."""
     if row.status != "ok":
         return []
-    checks: list[tuple[str, Callable[[Any], bool]]] = [
-        ("above-peak", _above_peak),
-        ("in-cache", _in_cache),
-        ("launch-bound", _launch_bound),
-        ("noisy", _noisy),
-        ("clock-throttled", _throttled),
-        ("cpu-not-all-cores", _not_all_cores),
-    ]
-    flags = [code for code, check in checks if check(row)]
+    flags = [code for code, check in ROW_CHECKS if check(row)]
     if cpu_cases is not None and _precision_mismatch(row, cpu_cases):
         flags.append("precision-mismatch")
     return flags
 
 
+@functools.cache
 def datasheet_peak(model: str, key: str) -> float | None:
     """The datasheet figure ``key`` (a precision, or ``gbps``) of a GPU model, when known."""
     for part, peaks in DATASHEET:
@@ -123,7 +130,8 @@ def datasheet_peak(model: str, key: str) -> float | None:
 
 
 def _num(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and value == value else None
+    # a tuple, not int | float: isinstance is faster with it, and this runs ten times a row
+    return float(value) if isinstance(value, (int, float)) and value == value else None
 
 
 def _above_peak(row: Any) -> bool:
@@ -172,9 +180,19 @@ def _not_all_cores(row: Any) -> bool:
     return row.device_kind == "cpu" and not pinned and bool(usable and threads and threads < usable)
 
 
+ROW_CHECKS: tuple[tuple[str, Callable[[Any], bool]], ...] = (
+    ("above-peak", _above_peak),
+    ("in-cache", _in_cache),
+    ("launch-bound", _launch_bound),
+    ("noisy", _noisy),
+    ("clock-throttled", _throttled),
+    ("cpu-not-all-cores", _not_all_cores),
+)
+
+
 def _cpu_cases(rows: pd.DataFrame) -> CpuCases:
-    cpu = rows[(rows["status"] == "ok") & (rows["device_kind"] == "cpu")][["host", "workload", "p"]]
-    cases = {(r.host, r.workload, without(r.p, "include_transfer")) for r in cpu.itertuples()}
+    cpu = rows[(rows["status"] == "ok") & (rows["device_kind"] == "cpu")]
+    cases = set(zip(cpu["host"], cpu["workload"], cpu["cpu_params"], strict=True))
     return CpuCases(frozenset(cases), frozenset((host, name) for host, name, _ in cases))
 
 
@@ -182,8 +200,7 @@ def _precision_mismatch(row: Any, cpu_cases: CpuCases) -> bool:
     if not is_accelerator(row.device_kind) or not any(k in row.p for k in ("precision", "dtype")):
         return False
     same_workload = (row.host, row.workload) in cpu_cases.workloads
-    key = (row.host, row.workload, without(row.p, "include_transfer"))
-    return same_workload and key not in cpu_cases.cases
+    return same_workload and (row.host, row.workload, row.cpu_params) not in cpu_cases.cases
 
 
 # -- the summary finding -------------------------------------------------------------------------
@@ -206,17 +223,26 @@ def validity_findings(results: pd.DataFrame) -> list[Finding]:
     ok = flagged[flagged["status"] == "ok"]
     if ok.empty:
         return []
-    findings = [_overall(ok)]
+    hits = _rows_per_flag(ok)
+    findings = [_overall(ok, hits)]
     for code, text in FLAG_TEXT.items():
-        hit = ok[ok["flags"].map(lambda flags, code=code: code in flags)]
-        if not hit.empty:
-            findings.append(_flag_finding(code, text, hit, len(ok)))
+        if hits[code]:
+            findings.append(_flag_finding(code, text, ok.iloc[hits[code]], len(ok)))
     return findings
 
 
-def _overall(ok: pd.DataFrame) -> Finding:
-    clean = ok[ok["flags"].map(len) == 0]
-    counts = {code: int(ok["flags"].map(lambda f, c=code: c in f).sum()) for code in FLAG_TEXT}
+def _rows_per_flag(ok: pd.DataFrame) -> dict[str, list[int]]:
+    """The positions in ``ok`` of the rows carrying each flag, in one pass over the rows."""
+    hits: dict[str, list[int]] = {code: [] for code in FLAG_TEXT}
+    for position, flags in enumerate(ok["flags"]):
+        for code in set(flags) & hits.keys():
+            hits[code].append(position)
+    return hits
+
+
+def _overall(ok: pd.DataFrame, hits: dict[str, list[int]]) -> Finding:
+    clean = ok[[not flags for flags in ok["flags"]]]
+    counts = {code: len(hits[code]) for code in FLAG_TEXT}
     share = len(clean) / len(ok)
     answer = (
         f"{len(clean)} of {len(ok)} successful results ({share * 100:.0f}%) carry no validity "
