@@ -137,26 +137,18 @@ def row_links(site: Site) -> dict[str, EvidenceLink]:
     """Where each result row is shown: current rows on their workload page, every other row on
     its run's page (every row has an anchor ``row-<row_id>`` on its run page)."""
     results, current_ids = site.results, set(tabled(site.current)["row_id"])
-    links: dict[str, EvidenceLink] = {}
-    labels = (
-        results["workload"].astype(str)
-        + " · "
-        + results["device"].astype(str)
-        + " · "
-        + results["params_text"]
-        + " ("
-        + results["host"].astype(str)
-        + ")"
-    )
     ordered = frames.run_order(results)
     part = ordered.groupby("run_id", sort=False).cumcount() // RUN_PAGE_ROWS
     parts = dict(zip(ordered["row_id"], part.tolist(), strict=True))
-    for row_id, workload, run_id, label in zip(
-        results["row_id"], results["workload"], results["run_id"], labels, strict=True
+    links: dict[str, EvidenceLink] = {}
+    columns = ("row_id", "workload", "run_id", "device", "params_text", "host")
+    for row_id, workload, run_id, device, params, host in zip(
+        *(results[name].tolist() for name in columns), strict=True
     ):
         if row_id in current_ids:
             page = site.workload_path(workload)
         else:
             page = site.run_path(run_id, parts[row_id])
+        label = f"{workload} · {device} · {params} ({host})"
         links[row_id] = EvidenceLink(f"{page}#row-{row_id}", label)
     return links
