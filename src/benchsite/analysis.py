@@ -1,16 +1,22 @@
 """Turning the store into findings: apply ``prepare_results``, then every analysis plugin.
 
-An analysis that raises is reported by name and skipped; the site still builds.
+An analysis that raises is reported by name and skipped; the site still builds. Analyses run
+side by side on every core (:mod:`benchsite.jobs`), so one must not rely on another's side
+effects; an analysis that builds on another calls it (and caches per frame, as the built-in
+helpers do).
 """
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import pandas as pd
 
 from benchsite import registry
 from benchsite.errors import describe_exception
+from benchsite.jobs import run_jobs
 from benchsite.plugin_manager import Plugins
 from benchsite.records import Finding
 
@@ -37,12 +43,24 @@ def prepare_results(plugins: Plugins, results: pd.DataFrame) -> pd.DataFrame:
 
 
 def analyse(plugins: Plugins, results: pd.DataFrame) -> Analysed:
-    """Prepare the results and run every registered analysis on them."""
+    """Prepare the results and run every registered analysis on them, side by side
+    (:func:`benchsite.jobs.run_jobs`); findings come in the order the analyses are registered."""
     results = prepare_results(plugins, results)  # hook: prepare_results
+    analyses = registry.analyses(plugins)  # hook: register_analyses
+    jobs = [functools.partial(_run, reg.item.analyze, results) for reg in analyses.values()]
     analysed = Analysed(results, [])
-    for name, registered in registry.analyses(plugins).items():  # hook: register_analyses
-        try:
-            analysed.findings.extend(registered.item.analyze(results))
-        except Exception as exc:  # noqa: BLE001 - one broken analysis must not stop the site
-            analysed.errors[name] = describe_exception(exc)
+    for name, (findings, error) in zip(analyses, run_jobs(jobs), strict=True):
+        analysed.findings.extend(findings)
+        if error is not None:
+            analysed.errors[name] = error
     return analysed
+
+
+def _run(
+    analyze: Callable[[pd.DataFrame], list[Finding]], results: pd.DataFrame
+) -> tuple[list[Finding], str | None]:
+    """One analysis' findings, or why it failed."""
+    try:
+        return list(analyze(results)), None
+    except Exception as exc:  # noqa: BLE001 - one broken analysis must not stop the site
+        return [], describe_exception(exc)

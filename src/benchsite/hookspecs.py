@@ -98,7 +98,9 @@ def register_collectors() -> list[Collector]:
 def register_analyses() -> list[Analysis]:
     """Return analyses that turn the results into findings.
 
-    When: once per site build, after the store is read.
+    When: once per site build, after the store is read. The analyses run side by side, each in
+    a worker process forked from the build (:mod:`benchsite.jobs`): one must not rely on
+    another's side effects, and its findings must pickle.
     Returns: a list of :class:`benchsite.records.Analysis`; each ``analyze(results)`` gets the
     whole store as a data frame (:func:`benchsite.store.read_results`) and returns
     :class:`benchsite.records.Finding` records.
@@ -121,7 +123,9 @@ def register_analyses() -> list[Analysis]:
 def register_pages() -> list[Page]:
     """Return pages to add to the site.
 
-    When: once per site build, after the analyses ran.
+    When: once per site build, after the analyses ran. Pages render side by side, each in a
+    worker process forked from the build (:mod:`benchsite.jobs`): a page must not rely on
+    another page's side effects; its files and the charts it embeds come back to the build.
     Returns: a list of :class:`benchsite.records.Page`; ``render(site)`` gets the
     :class:`benchsite.site.Site` being built and returns rendered files.
     Combining: concatenated and ordered by ``Page.order``; duplicate names are an error naming

@@ -8,6 +8,7 @@ makes it fatal); the site still builds.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -20,6 +21,7 @@ import pandas as pd
 from benchsite import registry, store
 from benchsite.analysis import Analysed, analyse
 from benchsite.errors import PluginError, describe_exception
+from benchsite.jobs import run_jobs
 from benchsite.plugin_manager import Plugins, load_plugins
 from benchsite.records import Page, RenderedPage
 from benchsite.runner import Reporter, RunOptions, SilentReporter, run_benchmarks
@@ -125,19 +127,38 @@ def make_site(
     return site
 
 
+@dataclass
+class PageOutput:
+    """What rendering one page gave: its files, the charts it embedded, or why it failed."""
+
+    files: list[RenderedPage]
+    charts: list[assets.PendingSvg]
+    error: str | None = None
+
+
 def render_pages(
     site: Site, pages: list[Page], report: BuildReport, strict: bool
 ) -> list[RenderedPage]:
-    """Every page's files; a page that raises is reported (or fatal with ``strict``)."""
-    files: list[RenderedPage] = []
-    for page in pages:
-        try:
-            files.extend(page.render(site))
-        except Exception as exc:
-            if strict:
-                raise PluginError(f"page {page.name} failed: {describe_exception(exc)}") from exc
-            report.page_errors[page.name] = describe_exception(exc)
-    return files
+    """Every page's files, pages rendered side by side (:func:`benchsite.jobs.run_jobs`); a
+    page that raises is reported (or fatal with ``strict``)."""
+    charts = list(site.pending_svgs)
+    outputs = run_jobs([functools.partial(_render_page, site, page, strict) for page in pages])
+    site.pending_svgs = [*charts, *(chart for output in outputs for chart in output.charts)]
+    for page, output in zip(pages, outputs, strict=True):
+        if output.error is not None:
+            report.page_errors[page.name] = output.error
+    return [file for output in outputs for file in output.files]
+
+
+def _render_page(site: Site, page: Page, strict: bool) -> PageOutput:
+    charts = len(site.pending_svgs)
+    try:
+        files = page.render(site)
+    except Exception as exc:
+        if strict:
+            raise PluginError(f"page {page.name} failed: {describe_exception(exc)}") from exc
+        return PageOutput([], site.pending_svgs[charts:], describe_exception(exc))
+    return PageOutput(files, site.pending_svgs[charts:])
 
 
 def write_site(out: Path, site: Site, files: list[RenderedPage], report: BuildReport) -> None:
