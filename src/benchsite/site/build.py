@@ -9,6 +9,7 @@ makes it fatal); the site still builds.
 from __future__ import annotations
 
 import functools
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -65,13 +66,14 @@ def build_site(options: BuildOptions, reporter: Reporter | None = None) -> Build
     """Build the site described by ``options``; see the module docstring."""
     started, reporter = time.perf_counter(), reporter or SilentReporter()
     report = BuildReport(options.out)
-    plugins = load_plugins(options.plugins, strict=options.strict)  # plugins
-    results = read_or_run(options, reporter, report)  # the store (quick suite if empty)
+    load = functools.partial(load_plugins, options.plugins, strict=options.strict)
+    plugins = timed(report, "plugins", load)  # built-ins, entry points, -p modules
+    results = timed(report, "read", read_or_run, options, reporter, report)  # quick suite if empty
     analysed = timed(report, "analyse", analyse, plugins, results)  # hooks: prepare_results, analyses
     env = make_environment(options.templates)  # theme: user templates over the default
     plugins.hook.prepare_jinja_env(env=env)  # hook: prepare_jinja_env
     pages = ordered_pages(plugins)  # hook: register_pages
-    site = make_site(options, analysed, env, plugins, pages)
+    site = timed(report, "site", make_site, options, analysed, env, plugins, pages)  # row links
     files = timed(report, "render", render_pages, site, pages, report, options.strict)
     timed(report, "write", write_site, Path(options.out), site, files, report)  # + Vega, SVGs
     report.rows, report.analysis_errors = len(results), analysed.errors
@@ -142,7 +144,10 @@ def render_pages(
     """Every page's files, pages rendered side by side (:func:`benchsite.jobs.run_jobs`); a
     page that raises is reported (or fatal with ``strict``)."""
     charts = list(site.pending_svgs)
-    outputs = run_jobs([functools.partial(_render_page, site, page, strict) for page in pages])
+    jobs = [functools.partial(_render_page, site, page, strict) for page in pages]
+    # pages differ tenfold in cost: with two workers per core the system shares the cores
+    # out, where one per core leaves a worker with two big pages and the other idle
+    outputs = run_jobs(jobs, workers=2 * (os.cpu_count() or 1))
     site.pending_svgs = [*charts, *(chart for output in outputs for chart in output.charts)]
     for page, output in zip(pages, outputs, strict=True):
         if output.error is not None:
