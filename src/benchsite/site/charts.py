@@ -42,13 +42,19 @@ def axis_x(data: pd.DataFrame, axis: str) -> alt.X:
     return alt.X("axis_value:Q", title=axis, scale=scale, axis=ticks)
 
 
-def _facet(chart: alt.LayerChart, frame: pd.DataFrame) -> alt.TopLevelMixin:
+def _size(frame: pd.DataFrame) -> dict[str, int]:
+    """Width and height of a chart of ``frame``: smaller panels when :func:`_facet` splits it.
+    Given to the chart's constructor: ``.properties()`` validates each against the schema."""
+    if frame["variant"].nunique() <= 1:
+        return {"width": WIDTH, "height": HEIGHT}
+    return {"width": WIDTH // FACET_COLUMNS - 10, "height": HEIGHT * 3 // 4}
+
+
+def _facet(chart: alt.TopLevelMixin, frame: pd.DataFrame) -> alt.TopLevelMixin:
     """Split by ``variant`` (the parameters other than the axis) when there is more than one."""
     if frame["variant"].nunique() <= 1:
-        return chart.properties(width=WIDTH, height=HEIGHT)
-    return chart.properties(width=WIDTH // FACET_COLUMNS - 10, height=HEIGHT * 3 // 4).facet(
-        facet=alt.Facet("variant:N", title=None), columns=FACET_COLUMNS
-    )
+        return chart
+    return chart.facet(facet=alt.Facet("variant:N", title=None), columns=FACET_COLUMNS)
 
 
 def _device_color() -> alt.Color:
@@ -72,7 +78,7 @@ def time_chart(frame: pd.DataFrame, axis: str) -> alt.TopLevelMixin:
                 axis=alt.Axis(format="~s")),
         tooltip=_tooltip(alt.Tooltip("axis_value:Q", title=axis), alt.Tooltip("median_s:Q")),
     )
-    return _facet(alt.layer(band, line, data=data), data)
+    return _facet(alt.layer(band, line, data=data, **_size(data)), data)
 
 
 def speedup_chart(frame: pd.DataFrame, crossings: pd.DataFrame, axis: str) -> alt.TopLevelMixin:
@@ -106,7 +112,7 @@ def speedup_chart(frame: pd.DataFrame, crossings: pd.DataFrame, axis: str) -> al
     )
     layers = [band, line, even] + ([cross] if data["crossover"].notna().any() else [])
     # an empty crossover layer makes Vega warn of an infinite extent
-    return _facet(alt.layer(*layers, data=data), data)
+    return _facet(alt.layer(*layers, data=data, **_size(data)), data)
 
 
 def _with_crossovers(data: pd.DataFrame, crossings: pd.DataFrame) -> pd.DataFrame:
@@ -123,7 +129,7 @@ def rate_chart(frame: pd.DataFrame, axis: str, column: str, unit: str) -> alt.To
     """Throughput (``column`` in ``unit``: TFLOP/s, GB/s or items/s) against the axis."""
     data = frame[["axis_value", column, "series", "variant"]].rename(columns={column: "rate"})
     chart = (
-        alt.Chart(data)
+        alt.Chart(data, **_size(data))
         .mark_line(point=True)
         .encode(
             x=axis_x(data, axis),
@@ -142,7 +148,7 @@ def memory_chart(frame: pd.DataFrame, axis: str) -> alt.TopLevelMixin:
     RSS above the worker's baseline). Columns: axis_value, value, metric, series, variant."""
     data = frame[["axis_value", "value", "metric", "series", "variant"]]
     chart = (
-        alt.Chart(data)
+        alt.Chart(data, **_size(data))
         .mark_line(point=True)
         .encode(
             x=axis_x(data, axis),
@@ -184,7 +190,7 @@ def headline_chart(frame: pd.DataFrame) -> alt.TopLevelMixin:
     )
     even = alt.Chart().mark_rule(color="gray", strokeDash=[2, 2]).encode(x=alt.XDatum(1))
     height = max(60, 22 * data["label"].nunique())
-    return alt.layer(bars, dots, even, data=data).properties(width=WIDTH, height=height)
+    return alt.layer(bars, dots, even, data=data, width=WIDTH, height=height)
 
 
 def runs_chart(frame: pd.DataFrame) -> alt.TopLevelMixin:
@@ -194,8 +200,9 @@ def runs_chart(frame: pd.DataFrame) -> alt.TopLevelMixin:
         outcome=(frame["failed"] > 0).map({True: "some cases failed", False: "all cases ok"}),
         started=frame["started"].dt.tz_convert(None),
     )
+    height = max(60, 28 * data["host"].nunique())
     return (
-        alt.Chart(data)
+        alt.Chart(data, width=WIDTH, height=height)
         .mark_circle(opacity=0.8)
         .encode(
             x=alt.X("started:T", title="started (UTC)"),
@@ -216,5 +223,4 @@ def runs_chart(frame: pd.DataFrame) -> alt.TopLevelMixin:
                 alt.Tooltip("failed:Q"),
             ],
         )
-        .properties(width=WIDTH, height=max(60, 28 * data["host"].nunique()))
     )
