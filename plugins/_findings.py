@@ -53,7 +53,7 @@ def decoded(frame: pd.DataFrame) -> pd.DataFrame:
     (metrics) and ``dev`` (device_info); cached per frame."""
 
     def build() -> pd.DataFrame:
-        out = frame.copy()
+        out = frame.copy(deep=False)  # new columns only: the frame's own data is shared
         for column, target in (("params", "p"), ("metrics", "m"), ("device_info", "dev")):
             values = frame[column] if column in frame else pd.Series([None] * len(frame))
             out[target] = _load_each(values)

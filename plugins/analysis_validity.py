@@ -37,6 +37,7 @@ from benchsite.plugins._findings import (
 )
 
 from benchsite import Analysis, Finding, hookimpl
+from benchsite.jobs import run_jobs
 
 NOISY_IQR = 0.10
 LAUNCH_BOUND_S = 20e-6
@@ -80,8 +81,18 @@ def prepare_results(results: pd.DataFrame) -> pd.DataFrame:
     # only the columns the checks read: itertuples costs per column and row
     narrow = rows[list(FLAG_COLUMNS)].assign(cpu_params=_cpu_params(rows))
     cpu_cases = _cpu_cases(narrow)
-    out["flags"] = [row_flags(row, cpu_cases) for row in narrow.itertuples()]
+    # rows are checked one by one, tens of thousands of them: in chunks, on every core
+    starts = range(0, len(narrow), CHUNK_ROWS)
+    jobs = [functools.partial(_flags, narrow.iloc[at : at + CHUNK_ROWS], cpu_cases) for at in starts]
+    out["flags"] = [flags for chunk in run_jobs(jobs) for flags in chunk]
     return out
+
+
+CHUNK_ROWS = 25_000
+
+
+def _flags(rows: pd.DataFrame, cpu_cases: CpuCases) -> list[list[str]]:
+    return [row_flags(row, cpu_cases) for row in rows.itertuples()]
 
 
 FLAG_COLUMNS = ("status", "host", "workload", "device_kind", "device_model", "p", "m", "dev",
