@@ -36,3 +36,12 @@ def test_an_exception_in_a_job_reaches_the_caller(workers):
 
 def test_no_jobs_no_workers():
     assert run_jobs([]) == []
+
+
+def nested(value: int) -> list[tuple[int, int]]:
+    return run_jobs([functools.partial(square_and_pid, value)] * 2, workers=2)
+
+
+def test_a_job_that_runs_jobs_runs_them_in_its_own_process():
+    for inner in run_jobs([functools.partial(nested, 3)] * 2, workers=2):
+        assert [square for square, _ in inner] == [9, 9] and len({pid for _, pid in inner}) == 1

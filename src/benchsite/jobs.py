@@ -42,8 +42,13 @@ def run_jobs(jobs: Sequence[Callable[[], T]], workers: int | None = None) -> lis
 
 
 def can_fork() -> bool:
-    """Whether worker processes can be forked from this one safely (see the module docstring)."""
-    return "fork" in multiprocessing.get_all_start_methods() and sys.platform != "darwin"
+    """Whether worker processes can be forked from this one safely (see the module docstring);
+    not from a worker itself (a job that runs jobs runs them in order)."""
+    return (
+        "fork" in multiprocessing.get_all_start_methods()
+        and sys.platform != "darwin"
+        and not multiprocessing.current_process().daemon
+    )
 
 
 def _run(index: int) -> Any:

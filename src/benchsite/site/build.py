@@ -74,8 +74,9 @@ def build_site(options: BuildOptions, reporter: Reporter | None = None) -> Build
     plugins.hook.prepare_jinja_env(env=env)  # hook: prepare_jinja_env
     pages = ordered_pages(plugins)  # hook: register_pages
     site = timed(report, "site", make_site, options, analysed, env, plugins, pages)  # row links
-    files = timed(report, "render", render_pages, site, pages, report, options.strict)
-    timed(report, "write", write_site, Path(options.out), site, files, report)  # + Vega, SVGs
+    out = Path(options.out)
+    written = timed(report, "pages", write_pages, out, site, pages, report, options.strict)
+    timed(report, "assets", write_assets, out, site, written, report)  # theme, Vega, chart SVGs
     report.rows, report.analysis_errors = len(results), analysed.errors
     report.seconds = time.perf_counter() - started
     return report
@@ -131,20 +132,22 @@ def make_site(
 
 @dataclass
 class PageOutput:
-    """What rendering one page gave: its files, the charts it embedded, or why it failed."""
+    """What one page gave: the files it wrote, the charts it embedded, or why it failed."""
 
-    files: list[RenderedPage]
+    paths: list[str]
     charts: list[assets.PendingSvg]
     error: str | None = None
 
 
-def render_pages(
-    site: Site, pages: list[Page], report: BuildReport, strict: bool
-) -> list[RenderedPage]:
-    """Every page's files, pages rendered side by side (:func:`benchsite.jobs.run_jobs`); a
-    page that raises is reported (or fatal with ``strict``)."""
+def write_pages(
+    out: Path, site: Site, pages: list[Page], report: BuildReport, strict: bool
+) -> list[str]:
+    """Render every page and write its files (paths relative to ``out``); pages render side
+    by side (:func:`benchsite.jobs.run_jobs`), each writing its own files. A page that raises
+    is reported (or fatal with ``strict``) and writes nothing."""
+    out.mkdir(parents=True, exist_ok=True)
     charts = list(site.pending_svgs)
-    jobs = [functools.partial(_render_page, site, page, strict) for page in pages]
+    jobs = [functools.partial(_write_page, out, site, page, strict) for page in pages]
     # pages differ tenfold in cost: with two workers per core the system shares the cores
     # out, where one per core leaves a worker with two big pages and the other idle
     outputs = run_jobs(jobs, workers=2 * (os.cpu_count() or 1))
@@ -152,10 +155,10 @@ def render_pages(
     for page, output in zip(pages, outputs, strict=True):
         if output.error is not None:
             report.page_errors[page.name] = output.error
-    return [file for output in outputs for file in output.files]
+    return [path for output in outputs for path in output.paths]
 
 
-def _render_page(site: Site, page: Page, strict: bool) -> PageOutput:
+def _write_page(out: Path, site: Site, page: Page, strict: bool) -> PageOutput:
     charts = len(site.pending_svgs)
     try:
         files = page.render(site)
@@ -163,17 +166,16 @@ def _render_page(site: Site, page: Page, strict: bool) -> PageOutput:
         if strict:
             raise PluginError(f"page {page.name} failed: {describe_exception(exc)}") from exc
         return PageOutput([], site.pending_svgs[charts:], describe_exception(exc))
-    return PageOutput(files, site.pending_svgs[charts:])
+    return PageOutput([_write(out, file) for file in files], site.pending_svgs[charts:])
 
 
-def write_site(out: Path, site: Site, files: list[RenderedPage], report: BuildReport) -> None:
-    """Write the pages, the theme's static files, the Vega bundle and chart SVGs; remove files
-    an earlier build wrote that this one did not."""
-    out.mkdir(parents=True, exist_ok=True)
+def write_assets(out: Path, site: Site, written: list[str], report: BuildReport) -> None:
+    """Write the theme's static files, the Vega bundle and chart SVGs; remove files an earlier
+    build wrote that this one did not (``written``: what the pages wrote)."""
     theme = [
         RenderedPage(f"{assets.ASSETS}/{name}", read_static(site.env, name)) for name in THEME_FILES
     ]
-    written = [_write(out, file) for file in [*files, *theme, RenderedPage(".nojekyll", "")]]
+    written = [*written, *(_write(out, file) for file in [*theme, RenderedPage(".nojekyll", "")])]
     written.append(assets.write_vega_bundle(out))
     report.charts_rendered = assets.write_svgs(out, site.pending_svgs)
     written += [pending.path for pending in site.pending_svgs]
