@@ -14,7 +14,7 @@ import json
 import math
 import re
 import weakref
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, TypeVar
 
 import pandas as pd
@@ -117,6 +117,20 @@ def newest(
 def latest_ok(frame: pd.DataFrame) -> pd.DataFrame:
     """The newest ok row of every case on every device of every host; cached per frame."""
     return per_frame("latest_ok", frame, lambda: newest(ok_rows(frame)))
+
+
+def column_groups(
+    rows: pd.DataFrame, keys: list[str], columns: Iterable[str], order_by: str | None = None
+) -> Iterator[dict[str, list[Any]]]:
+    """The rows of each group of ``keys`` (in key order) as lists, one per column; sorted by
+    ``order_by`` within the group (as ``sort_values`` sorts) or else in frame order. Slicing a
+    frame per group costs about a millisecond: thousands of series or cases, seconds."""
+    values = {name: rows[name].tolist() for name in columns}
+    order = rows[order_by].to_numpy() if order_by else None
+    for index in rows.groupby(keys, observed=True, sort=True).indices.values():
+        if order is not None:
+            index = index[order[index].argsort(kind="quicksort")]
+        yield {name: [column[i] for i in index] for name, column in values.items()}
 
 
 def precision_of(params: Mapping[str, Any]) -> str:

@@ -11,11 +11,15 @@ multiplicatively) and the answer says so. Series timed with host↔device copies
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import SimpleNamespace
+from typing import Any
 
 import pandas as pd
 from benchsite.plugins._findings import (
     case_text,
+    column_groups,
     finding,
     number_text,
     per_frame,
@@ -77,21 +81,23 @@ def _build(table: pd.DataFrame) -> list[Crossover]:
         series=[_series_key(p, a) for p, a in zip(swept["params"], swept["axis"], strict=True)]
     )
     keys = ["host", "gpu_device", "workload", "series", "include_transfer"]
-    out = []
-    for _, series in swept.groupby(keys, sort=True):
-        if series["axis_value"].nunique() >= 2:
-            out.append(series_crossover(series.sort_values("axis_value")))
-    return out
+    groups = column_groups(swept, keys, SERIES_COLUMNS, order_by="axis_value")
+    return [series_crossover(series) for series in groups if len(set(series["axis_value"])) >= 2]
+
+
+SERIES_COLUMNS = ("axis_value", "speedup", "host", "gpu_label", "cpu_label", "workload", "axis",
+                  "series", "include_transfer", "cpu_row", "gpu_row")
 
 
 def _series_key(params: dict, axis: str) -> str:
     return case_text(params, skip=[axis, "include_transfer"])
 
 
-def series_crossover(series: pd.DataFrame) -> Crossover:
-    """The crossover of one series sorted by the swept value (see the module docstring)."""
-    xs, ss = list(series["axis_value"].astype(float)), list(series["speedup"].astype(float))
-    first = series.iloc[0]
+def series_crossover(series: Mapping[str, list[Any]]) -> Crossover:
+    """The crossover of one series sorted by the swept value (see the module docstring);
+    ``series`` holds the :data:`SERIES_COLUMNS` of its rows."""
+    xs, ss = [float(x) for x in series["axis_value"]], [float(s) for s in series["speedup"]]
+    first = SimpleNamespace(**{name: values[0] for name, values in series.items()})
     start = len(ss)
     while start > 0 and ss[start - 1] >= 1:
         start -= 1

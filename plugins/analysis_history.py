@@ -10,7 +10,7 @@ so a report run on a schedule lists what really changed, with its history.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from types import SimpleNamespace
 
@@ -18,6 +18,7 @@ import pandas as pd
 from benchsite.plugins._charts import line_chart
 from benchsite.plugins._findings import (
     case_text,
+    column_groups,
     device_label,
     finding,
     ok_rows,
@@ -79,11 +80,6 @@ class CaseRuns:
     workload: list[str]
     p: list[dict]
 
-    @classmethod
-    def take(cls, columns: dict[str, list], index: Iterable[int]) -> CaseRuns:
-        """The rows ``index`` of ``columns`` (column name → every row's value)."""
-        return cls(**{name: [columns[name][i] for i in index] for name in CASE_COLUMNS})
-
     def newest(self) -> SimpleNamespace:
         """The newest row, with attribute access like a row of ``itertuples``."""
         return SimpleNamespace(**{name: getattr(self, name)[-1] for name in CASE_COLUMNS})
@@ -100,10 +96,7 @@ def _changes(results: pd.DataFrame) -> list[Change]:
     rows = rows.sort_values([*KEYS, "timestamp"], kind="stable")
     runs = rows.groupby(KEYS, observed=True, sort=False)["run_id"].transform("nunique")
     rows = rows[(runs >= 2).to_numpy()]
-    groups = rows.groupby(KEYS, observed=True, sort=True).indices
-    # the columns as lists, taken once: slicing the frame per case costs milliseconds
-    columns = {name: rows[name].tolist() for name in CASE_COLUMNS}
-    return [compare_runs(CaseRuns.take(columns, index)) for index in groups.values()]
+    return [compare_runs(CaseRuns(**case)) for case in column_groups(rows, KEYS, CASE_COLUMNS)]
 
 
 def compare_runs(group: CaseRuns) -> Change:
