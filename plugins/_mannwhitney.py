@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Sequence
+from typing import Any
 
 
 def mann_whitney_u(first: Sequence[float], second: Sequence[float]) -> tuple[float, float]:
@@ -18,7 +19,38 @@ def mann_whitney_u(first: Sequence[float], second: Sequence[float]) -> tuple[flo
     if not n1 or not n2:
         return math.nan, 1.0
     midranks, tie_term = _midranks([*first, *second])
-    u1 = sum(midranks[value] for value in first) - n1 * (n1 + 1) / 2
+    return _u_and_p(sum(midranks[value] for value in first), n1, n2, tie_term)
+
+
+def mann_whitney_u_many(values: Any, groups: Any, first: Any) -> list[tuple[float, float]]:
+    """:func:`mann_whitney_u` of many comparisons in one pass, the same numbers: ``values`` (an
+    array of finite samples), ``groups`` (which comparison, 0 to k − 1, each sample belongs to;
+    every one has samples on both sides) and ``first`` (whether a sample is in the first side).
+    One sort of every sample instead of one per comparison: history compares thousands."""
+    import numpy as np
+
+    order = np.lexsort((values, groups))
+    value, group, in_first = values[order], groups[order], first[order]
+    starts = np.flatnonzero(np.r_[True, (group[1:] != group[:-1]) | (value[1:] != value[:-1])])
+    ties = np.diff(np.r_[starts, len(value)])
+    group_of_tie = group[starts]
+    group_starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
+    below = starts - group_starts[group_of_tie]  # samples of the comparison below the tie
+    midrank = np.repeat(below + (ties + 1) / 2, ties)  # exact: halves of small whole numbers
+    k = int(group.max()) + 1
+    rank_sums = np.bincount(group[in_first], weights=midrank[in_first], minlength=k)
+    n1 = np.bincount(group[in_first], minlength=k)
+    n2 = np.bincount(group, minlength=k) - n1
+    tie_terms = np.bincount(group_of_tie, weights=ties**3 - ties, minlength=k)
+    return [
+        _u_and_p(float(rank_sum), int(a), int(b), float(tie_term))
+        for rank_sum, a, b, tie_term in zip(rank_sums, n1, n2, tie_terms, strict=True)
+    ]
+
+
+def _u_and_p(rank_sum: float, n1: int, n2: int, tie_term: float) -> tuple[float, float]:
+    """U of the first side from its rank sum, and the two-sided p-value."""
+    u1 = rank_sum - n1 * (n1 + 1) / 2
     n = n1 + n2
     variance = n1 * n2 / 12 * ((n + 1) - tie_term / (n * (n - 1)))
     if variance <= 0:

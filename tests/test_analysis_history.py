@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import random
+
+import numpy as np
 import pytest
 from analysis_frames import frame, row
-from benchsite.plugins._mannwhitney import mann_whitney_u
-from benchsite.plugins.analysis_history import changes, history_findings
+from benchsite.plugins._mannwhitney import mann_whitney_u, mann_whitney_u_many
+from benchsite.plugins.analysis_history import CaseRuns, _test, _test_all, changes, history_findings
 
 
 def test_mann_whitney_matches_the_textbook_values():
@@ -42,3 +45,25 @@ def test_runs_with_different_fingerprints_are_not_compared(tmp_path):
     rows = [row("matmul", "cpu", 1e-3, {"size": 256}, run=0, fingerprint="old-driver"),
             row("matmul", "cpu", 2e-3, {"size": 256}, run=1, fingerprint="new-driver")]
     assert changes(frame(rows, tmp_path)) == []
+
+
+def test_many_comparisons_at_once_give_exactly_the_one_by_one_numbers():
+    rng = random.Random(4)
+    sides = [([round(rng.lognormvariate(0, 0.2), digits) for _ in range(rng.randint(1, 15))],
+              [round(rng.lognormvariate(0.02, 0.2), digits) for _ in range(rng.randint(1, 70))])
+             for digits in [1, 2, 6] * 300]  # fmt: skip
+    values = np.array([value for first, second in sides for value in first + second])
+    groups = np.repeat(np.arange(len(sides)), [len(a) + len(b) for a, b in sides])
+    first = np.array([i < len(a) for a, b in sides for i in range(len(a) + len(b))])
+    assert mann_whitney_u_many(values, groups, first) == [mann_whitney_u(a, b) for a, b in sides]
+
+    def case(runs: int) -> CaseRuns:
+        samples = [[round(rng.lognormvariate(0, 0.1), 3) for _ in range(rng.randint(1, 8))]
+                   for _ in range(runs)]  # fmt: skip
+        run_ids = [*sorted(rng.choices(["r1", "r2", "r3"], k=runs - 1)), "r4"]
+        n = len(run_ids)
+        return CaseRuns(run_ids, samples, [1.0] * n, ["row"] * n, ["h"] * n, ["cpu"] * n,
+                        ["CPU"] * n, ["w"] * n, [{}] * n)  # fmt: skip
+
+    cases = [case(rng.randint(2, 6)) for _ in range(500)]
+    assert _test_all(cases) == [_test(c) for c in cases]
