@@ -5,7 +5,6 @@ on what) or ``untested`` (the store has no data for it) — and the rows behind 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 
 import pandas as pd
@@ -121,10 +120,9 @@ def cpu_no_memory_limit(results: pd.DataFrame) -> Finding:
                        [str(row.row_id)])
     parts = "; ".join(f"{r.max_batch:,.0f} on the {r.label} ({r.host}, {r.case})"
                       for r in cpu.itertuples())
-    compared = [analysis_memory.memory_verdict(group) for _, group in
-                table.groupby(["host", "case"], sort=True) if group["device_kind"].nunique() > 1]
     return verdict("cpu-memory", claim, "contradicted", f"the CPU's memory is finite too — the "
-                   f"largest training batch found: {parts}. " + " ".join(compared),
+                   f"largest training batch found: {parts}. "
+                   + " ".join(analysis_memory.compared_verdicts(table)),
                    list(table["row_id"]))
 
 
@@ -136,11 +134,9 @@ def gpu_memory_limits(results: pd.DataFrame) -> Finding:
     if len(gpu):  # the max-batch search ends where the GPU's memory does
         parts = "; ".join(f"{r.max_batch:,.0f} on the {r.label} ({bytes_text(r.ram)}, {r.case})"
                           for r in gpu.itertuples())
-        compared = [analysis_memory.memory_verdict(group) for _, group in
-                    table.groupby(["host", "case"], sort=True)
-                    if group["device_kind"].nunique() > 1]
         return verdict("gpu-memory", claim, "supported", f"the batch stops where GPU memory "
-                       f"does: at most {parts}. " + " ".join(compared),
+                       f"does: at most {parts}. "
+                       + " ".join(analysis_memory.compared_verdicts(table)),
                        list(table["row_id"]) + ooms)
     if ooms:
         return verdict("gpu-memory", claim, "supported", f"{len(ooms)} case(s) ran out of "
@@ -158,7 +154,7 @@ def _technique_claim(key: str, claim: str, technique: str, run: str,
         faster = [e for e in effects if e.low > 1.05]
         slower = [e for e in effects if e.high < 0.95]
         evidence = [r for e in effects for r in e.evidence]
-        lines = "\n".join(f"- {with_case(e.workload, case_text(json.loads(e.case)))} on the "
+        lines = "\n".join(f"- {with_case(e.workload, analysis_techniques.case_words(e.case))} on the "
                           f"{e.device}: {ratio_ci(e.speedup, e.low, e.high)}" for e in effects)
         if len(faster) == len(effects):
             return verdict(key, claim, "supported", f"faster in all {len(effects)} measured "
@@ -228,9 +224,7 @@ def data_parallel(results: pd.DataFrame) -> Finding:
     if not found:
         return untested("data-parallel", claim, "Run `benchsite run -w ddp-train` on a machine "
                         "with several GPUs.")
-    gains = [(n * e, f) for f in found for n, e in [max((int(n), e) for n, e in
-                                                      f.numbers["efficiency"].items())]]
-    gains.sort(key=lambda item: item[0])
+    gains = sorted(((_gain_at_most_devices(f), f) for f in found), key=lambda item: item[0])
     (low, worst), (high, best) = gains[0], gains[-1]
     evidence = [r for f in found for r in f.evidence]
     v = "supported" if low > 1.1 else "contradicted" if high <= 1.1 else "depends"
@@ -238,6 +232,12 @@ def data_parallel(results: pd.DataFrame) -> Finding:
               "training work per second of one.")
     return verdict("data-parallel", claim, v, answer, evidence,
                    "\n".join(f"- {f.answer}" for _, f in gains))
+
+
+def _gain_at_most_devices(found: Finding) -> float:
+    """Work per second against one device (efficiency × devices) at the largest world size."""
+    devices, efficiency = max((int(n), e) for n, e in found.numbers["efficiency"].items())
+    return devices * efficiency
 
 
 def not_all_ops(results: pd.DataFrame) -> Finding:

@@ -196,6 +196,13 @@ def _fits(row: Any) -> str:
     return f"{row.max_batch:,.0f} on the {row.label}{budget}"
 
 
+def compared_verdicts(table: pd.DataFrame) -> list[str]:
+    """:func:`memory_verdict` of every (host, case) of :func:`max_batches` that measured both a
+    CPU and a GPU: batches of different models or machines are never compared."""
+    groups = table.groupby(["host", "case"], sort=True) if len(table) else []
+    return [memory_verdict(group) for _, group in groups if group["device_kind"].nunique() > 1]
+
+
 def memory_verdict(group: pd.DataFrame) -> str:
     """Which device's memory limits the batch, in words and numbers. A CPU searched within a
     budget smaller than its RAM is also scaled up to all of its RAM (at the memory per sample

@@ -211,7 +211,7 @@ def _table(items: list[Effect]) -> str:
     lines = ["| case | speed ratio (95% CI) | memory change |", "|---|---|---|"]
     for e in items:
         memory = percent(-e.memory_saved) if e.memory_saved is not None else "not measured"
-        lines.append(f"| {_case(e.case)} | {ratio_ci(e.speedup, e.low, e.high)} | {memory} |")
+        lines.append(f"| {case_words(e.case)} | {ratio_ci(e.speedup, e.low, e.high)} | {memory} |")
     lines.append("")
     lines.append(
         "Speed ratio = baseline median time / technique median time (above 1× the technique "
@@ -220,5 +220,6 @@ def _table(items: list[Effect]) -> str:
     return "\n".join(lines)
 
 
-def _case(key: str) -> str:
+def case_words(key: str) -> str:
+    """A technique effect's ``case`` key (JSON of the other parameters) in words."""
     return case_text(json.loads(key)) or "default"
