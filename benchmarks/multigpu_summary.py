@@ -16,6 +16,7 @@ import json
 from pathlib import Path
 
 import pandas as pd
+from benchsite.plugins.analysis_multi_gpu import scaling_curves
 
 from benchsite import store
 
@@ -48,22 +49,20 @@ def print_statuses(rows: pd.DataFrame) -> None:
 
 
 def print_scaling(rows: pd.DataFrame) -> None:
+    """Each training case at N GPUs against 1, as the site's multi-GPU findings compute it."""
     print("\n## Scaling over GPUs (ddp-train, fsdp-train, pipeline-train)")
-    train = rows[(rows["workload"] != "allreduce") & (rows["status"] == "ok")]
-    for (workload, series), group in train.groupby(["workload", train["p"].map(_case)]):
-        one = group[group["n"] == 1]
-        if one.empty:
-            continue
-        base = one.iloc[0]
-        for row in group[group["n"] > 1].sort_values("n").itertuples():
-            if base.p.get("scaling") == "weak":
-                eff = row.items_per_s / (row.n * base.items_per_s)
-            else:  # strong scaling, and the pipeline (the same global batch on more GPUs)
-                eff = base.median_s / (row.n * row.median_s)
+    ok = rows[rows["status"] == "ok"]
+    curves = scaling_curves(ok.assign(series=[_case(p) for p in ok["p"]]))
+    if curves.empty:  # no case measured at 1 GPU and at more on this host
+        return
+    for workload, series in curves[["workload", "series"]].drop_duplicates().itertuples(False):
+        points = curves[(curves["workload"] == workload) & (curves["series"] == series)]
+        one = points[points["devices"] == 1].iloc[0]
+        for row in points[points["devices"] > 1].itertuples():
             print(
-                f"{workload} {series}: {row.n} GPUs {row.items_per_s:,.0f} samples/s vs 1 GPU "
-                f"{base.items_per_s:,.0f} ({row.items_per_s / base.items_per_s:.2f}x) -> "
-                f"scaling efficiency {eff:.1%}"
+                f"{workload} {series}: {row.devices} GPUs {row.items_per_s:,.0f} samples/s vs "
+                f"1 GPU {one.items_per_s:,.0f} ({row.gain:.2f}x) -> scaling efficiency "
+                f"{row.efficiency:.1%}"
             )
 
 

@@ -121,11 +121,12 @@ def scaling_curves(group: pd.DataFrame) -> pd.DataFrame:
         for row in runs.itertuples():
             eff = efficiency(one, row)
             points.append({
-                "host": row.host, "kind": row.device_kind, "workload": workload, "series": series, "label": f"{METHOD[workload]}, {series}",
+                "host": row.host, "kind": row.device_kind, "workload": workload,
+                "series": series, "label": f"{METHOD[workload]}, {series}",
                 "short": f"{METHOD[workload]} {one.p.get('model', '')}".strip(),
                 "mode": one.p.get("scaling", "strong"), "devices": int(row.n),
-                "efficiency": eff, "gain": eff * row.n, "row_id": row.row_id,
-                "base_id": one.row_id,
+                "efficiency": eff, "gain": eff * row.n, "items_per_s": row.items_per_s,
+                "row_id": row.row_id, "base_id": one.row_id,
             })  # fmt: skip
     return pd.DataFrame(points)
 
