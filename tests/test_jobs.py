@@ -45,3 +45,11 @@ def nested(value: int) -> list[tuple[int, int]]:
 def test_a_job_that_runs_jobs_runs_them_in_its_own_process():
     for inner in run_jobs([functools.partial(nested, 3)] * 2, workers=2):
         assert [square for square, _ in inner] == [9, 9] and len({pid for _, pid in inner}) == 1
+
+
+@pytest.mark.parametrize("workers", [1, 4])
+def test_each_result_is_handed_over_here_as_its_job_finishes(workers):
+    seen: list[tuple[int, int, int]] = []
+    jobs = [functools.partial(square_and_pid, value) for value in range(12)]
+    run_jobs(jobs, workers=workers, on_result=lambda i, r: seen.append((i, r[0], os.getpid())))
+    assert sorted(seen) == [(value, value * value, os.getpid()) for value in range(12)]

@@ -8,6 +8,7 @@ helpers do).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ from benchsite.errors import describe_exception
 from benchsite.jobs import run_jobs
 from benchsite.plugin_manager import Plugins
 from benchsite.records import Finding
+from benchsite.specs import chart_spec
 
 
 @dataclass
@@ -59,8 +61,15 @@ def analyse(plugins: Plugins, results: pd.DataFrame) -> Analysed:
 def _run(
     analyze: Callable[[pd.DataFrame], list[Finding]], results: pd.DataFrame
 ) -> tuple[list[Finding], str | None]:
-    """One analysis' findings, or why it failed."""
+    """One analysis' findings, their charts made into specs here, in the worker (see
+    :mod:`benchsite.specs`); or why it failed."""
     try:
-        return list(analyze(results)), None
+        return [_with_spec(finding) for finding in analyze(results)], None
     except Exception as exc:  # noqa: BLE001 - one broken analysis must not stop the site
         return [], describe_exception(exc)
+
+
+def _with_spec(finding: Finding) -> Finding:
+    if finding.chart is None:
+        return finding
+    return dataclasses.replace(finding, chart=chart_spec(finding.chart))

@@ -14,7 +14,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -23,22 +23,44 @@ T = TypeVar("T")
 _JOBS: Sequence[Callable[[], Any]] = ()
 
 
-def run_jobs(jobs: Sequence[Callable[[], T]], workers: int | None = None) -> list[T]:
+def run_jobs(
+    jobs: Sequence[Callable[[], T]],
+    workers: int | None = None,
+    on_result: Callable[[int, T], None] | None = None,
+) -> list[T]:
     """Every job's result, in the order of ``jobs``; ``workers`` defaults to the CPU count.
 
-    Workers take the next job as they finish one, so a long job does not hold up the rest. An
-    exception a job raises is raised here (jobs that must not stop the others catch their own).
+    Workers take the next job as they finish one, so a long job does not hold up the rest.
+    ``on_result(index, result)``, when given, is called here as each job finishes (in the order
+    they finish), so the caller can act on a result while the other jobs still run. An exception
+    a job raises is raised here (jobs that must not stop the others catch their own).
     """
     workers = min(len(jobs), workers or os.cpu_count() or 1)
     if workers <= 1 or not can_fork():
-        return [job() for job in jobs]
+        finished: Iterable[tuple[int, T]] = ((index, job()) for index, job in enumerate(jobs))
+        return _collect(finished, on_result, len(jobs))
     global _JOBS
     _JOBS = jobs
     try:
         with multiprocessing.get_context("fork").Pool(workers) as pool:
-            return pool.map(_run, range(len(jobs)), chunksize=1)
+            finished = pool.imap_unordered(_run, range(len(jobs)), chunksize=1)
+            return _collect(finished, on_result, len(jobs))
     finally:
         _JOBS = ()
+
+
+def _collect(
+    finished: Iterable[tuple[int, T]],
+    on_result: Callable[[int, T], None] | None,
+    count: int,
+) -> list[T]:
+    """The results of ``finished`` (index, result) pairs put back in job order."""
+    results: dict[int, T] = {}
+    for index, result in finished:
+        results[index] = result
+        if on_result is not None:
+            on_result(index, result)
+    return [results[index] for index in range(count)]
 
 
 def can_fork() -> bool:
@@ -51,5 +73,5 @@ def can_fork() -> bool:
     )
 
 
-def _run(index: int) -> Any:
-    return _JOBS[index]()
+def _run(index: int) -> tuple[int, Any]:
+    return index, _JOBS[index]()

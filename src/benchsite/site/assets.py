@@ -4,40 +4,32 @@ static SVG of every chart.
 The Vega bundle (Vega, Vega-Lite and vega-embed from ``vl_convert.javascript_bundle()``, ~900 KB)
 is written once per site and loaded by every page as a classic ``<script src>`` — a module
 script is blocked on ``file://``. Making it takes seconds, so it is cached per vl-convert
-version (in the output folder and the user's cache folder). Chart SVGs are rendered by
-vl-convert in parallel and named by a hash of their spec, so an unchanged chart is not rendered
-again on the next build.
+version (in the output folder and the user's cache folder). Chart SVGs are drawn by vl-convert in
+worker processes while the pages render (:class:`SvgRenderer`), and named by a hash of their
+spec, so an unchanged chart is not drawn again on the next build.
 """
 
 from __future__ import annotations
 
-import hashlib
+import json
 import os
+import queue
 import shutil
+import subprocess
+import sys
+import threading
 from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 
 import vl_convert
 
+from benchsite.errors import PluginError
+from benchsite.specs import ChartSpec
+from benchsite.svg_worker import write_atomic
+
 ASSETS = "assets"
 VEGA_BUNDLE = f"{ASSETS}/vega-{vl_convert.__version__}.js"
-CHART_FOLDER = f"{ASSETS}/charts"
-
-
-@dataclass(frozen=True)
-class PendingSvg:
-    """A chart whose static SVG still has to be written to ``path`` (relative to the site)."""
-
-    path: str
-    spec_json: str
-
-
-def svg_path(spec_json: str) -> str:
-    """Where a chart's SVG lives: named by the hash of its spec."""
-    digest = hashlib.sha256(spec_json.encode()).hexdigest()[:16]
-    return f"{CHART_FOLDER}/{digest}.svg"
+MAX_WORKERS = 8  # SVG-drawing processes; each holds a JavaScript runtime (~100 MB)
 
 
 def write_vega_bundle(out: Path) -> str:
@@ -49,7 +41,7 @@ def write_vega_bundle(out: Path) -> str:
     cached = _cache_dir() / Path(VEGA_BUNDLE).name
     if not cached.exists():
         cached.parent.mkdir(parents=True, exist_ok=True)
-        _write_atomic(cached, vl_convert.javascript_bundle())
+        write_atomic(cached, vl_convert.javascript_bundle())
     shutil.copyfile(cached, target)
     return VEGA_BUNDLE
 
@@ -59,23 +51,120 @@ def _cache_dir() -> Path:
     return Path(base) / "benchsite"
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    temp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    temp.write_text(text, encoding="utf-8")
-    os.replace(temp, path)
+class SvgRenderer:
+    """Draws the static SVG of every chart it is given into the site ``out``, in ``workers``
+    processes (:mod:`benchsite.svg_worker`) that run while the build goes on::
+
+        with SvgRenderer(out) as svgs:
+            svgs.draw(charts)  # returns at once
+            ...
+            drawn = svgs.finish()  # waits for every SVG; raises if one could not be drawn
+
+    A chart given before, or whose SVG an earlier build left on disk (same spec, same name), is
+    not drawn again. ``paths`` lists every chart's SVG, drawn now or before.
+    """
+
+    def __init__(self, out: Path, workers: int | None = None) -> None:
+        self.out = out
+        self.workers = workers or min(MAX_WORKERS, os.cpu_count() or 1)
+        self.paths: set[str] = set()
+        self.drawn = 0
+        self._todo: queue.SimpleQueue[tuple[Path, str] | None] = queue.SimpleQueue()
+        self._feeders: list[threading.Thread] = []
+        self._errors: list[str] = []
+        self._stopping = False
+
+    def __enter__(self) -> SvgRenderer:
+        self._feeders = [
+            threading.Thread(target=self._feed, daemon=True) for _ in range(self.workers)
+        ]
+        for feeder in self._feeders:
+            feeder.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._stopping = exc_info[0] is not None  # a failed build does not wait for its charts
+        self._join()
+
+    def draw(self, charts: Iterable[ChartSpec]) -> None:
+        """Queue the SVG of every chart in ``charts`` not drawn yet."""
+        for chart in charts:
+            if chart.svg in self.paths:
+                continue
+            self.paths.add(chart.svg)
+            target = self.out / chart.svg
+            if not target.exists():
+                target.parent.mkdir(parents=True, exist_ok=True)
+                self.drawn += 1
+                self._todo.put((target, chart.text))
+
+    def finish(self) -> int:
+        """Wait for every queued SVG; return how many were drawn."""
+        self._join()
+        if self._errors:
+            raise PluginError(
+                f"{len(self._errors)} chart SVG(s) could not be drawn, the first: "
+                f"{self._errors[0]}; fix the chart of the plugin that made it"
+            )
+        return self.drawn
+
+    def _join(self) -> None:
+        for _ in self._feeders:
+            self._todo.put(None)
+        for feeder in self._feeders:
+            feeder.join()
+        self._feeders = []
+
+    def _feed(self) -> None:
+        """Hand charts from the queue to one worker process, started with the first chart (a
+        build that draws nothing starts none), until the end."""
+        worker: subprocess.Popen[str] | None = None
+        try:
+            for target, spec_json in iter(self._todo.get, None):
+                if self._stopping:
+                    continue
+                worker = worker or _start_worker()
+                answer = _ask(worker, target, spec_json)
+                if answer != "ok":
+                    self._errors.append(f"{target.name}: {answer or 'the SVG worker stopped'}")
+                if not answer:  # it died: the next chart gets a fresh one
+                    _stop_worker(worker, wait=False)
+                    worker = None
+        finally:
+            if worker is not None:
+                _stop_worker(worker, wait=not self._stopping)
 
 
-def write_svgs(out: Path, pending: Iterable[PendingSvg], workers: int | None = None) -> int:
-    """Render every chart not already on disk to SVG; return how many were rendered."""
-    todo = {item.path: item for item in pending if not (out / item.path).exists()}
-    if not todo:
-        return 0
-    (out / CHART_FOLDER).mkdir(parents=True, exist_ok=True)
-    with ThreadPoolExecutor(max_workers=workers or min(4, os.cpu_count() or 1)) as pool:
-        list(pool.map(lambda item: _render_svg(out, item), todo.values()))
-    return len(todo)
+def _start_worker() -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "benchsite.svg_worker"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        encoding="utf-8",
+    )
 
 
-def _render_svg(out: Path, item: PendingSvg) -> None:
-    svg = vl_convert.vegalite_to_svg(item.spec_json)
-    _write_atomic(out / item.path, svg)
+def _ask(worker: subprocess.Popen[str], target: Path, spec_json: str) -> str:
+    """Send one chart (see :mod:`benchsite.svg_worker`); its answer, empty if the worker died."""
+    assert worker.stdin is not None and worker.stdout is not None
+    try:
+        worker.stdin.write(json.dumps(str(target)) + "\n" + spec_json + "\n")
+        worker.stdin.flush()
+    except OSError:
+        return ""
+    return worker.stdout.readline().strip()
+
+
+def _stop_worker(worker: subprocess.Popen[str], wait: bool) -> None:
+    """End a worker: at the end of its input when ``wait``, else at once."""
+    try:
+        if worker.stdin is not None:
+            worker.stdin.close()
+        if wait:
+            worker.wait(timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+    if worker.poll() is None:
+        worker.kill()
+    worker.wait()

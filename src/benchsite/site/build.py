@@ -29,6 +29,7 @@ from benchsite.runner import Reporter, RunOptions, SilentReporter, run_benchmark
 from benchsite.site import assets, frames
 from benchsite.site.renderer import NavItem, Site, row_links
 from benchsite.site.theme import make_environment, read_static
+from benchsite.specs import ChartSpec
 
 MANIFEST = ".benchsite-files"
 THEME_FILES = ("site.css", "embed.js")
@@ -65,18 +66,25 @@ class BuildReport:
 def build_site(options: BuildOptions, reporter: Reporter | None = None) -> BuildReport:
     """Build the site described by ``options``; see the module docstring."""
     started, reporter = time.perf_counter(), reporter or SilentReporter()
-    report = BuildReport(options.out)
+    report, out = BuildReport(options.out), Path(options.out)
     load = functools.partial(load_plugins, options.plugins, strict=options.strict)
-    plugins = timed(report, "plugins", load)  # built-ins, entry points, -p modules
-    results = timed(report, "read", read_or_run, options, reporter, report)  # quick suite if empty
-    analysed = timed(report, "analyse", analyse, plugins, results)  # hooks: prepare_results, analyses
-    env = make_environment(options.templates)  # theme: user templates over the default
-    plugins.hook.prepare_jinja_env(env=env)  # hook: prepare_jinja_env
-    pages = ordered_pages(plugins)  # hook: register_pages
-    site = timed(report, "site", make_site, options, analysed, env, plugins, pages)  # row links
-    out = Path(options.out)
-    written = timed(report, "pages", write_pages, out, site, pages, report, options.strict)
-    timed(report, "assets", write_assets, out, site, written, report)  # theme, Vega, chart SVGs
+    with assets.SvgRenderer(out) as svgs:  # draws chart SVGs in other processes meanwhile
+        plugins = timed(report, "plugins", load)  # built-ins, entry points, -p modules
+        results = timed(
+            report, "read", read_or_run, options, reporter, report
+        )  # quick suite if empty
+        analysed = timed(
+            report, "analyse", analyse, plugins, results
+        )  # hooks: prepare_results, analyses
+        svgs.draw(finding.chart for finding in analysed.findings if finding.chart is not None)
+        env = make_environment(options.templates)  # theme: user templates over the default
+        plugins.hook.prepare_jinja_env(env=env)  # hook: prepare_jinja_env
+        pages = ordered_pages(plugins)  # hook: register_pages
+        site = timed(report, "site", make_site, options, analysed, env, plugins, pages)  # row links
+        written = timed(
+            report, "pages", write_pages, out, site, pages, report, options.strict, svgs
+        )
+        timed(report, "assets", write_assets, out, site, written, report, svgs)  # theme, Vega, SVGs
     report.rows, report.analysis_errors = len(results), analysed.errors
     report.seconds = time.perf_counter() - started
     return report
@@ -135,23 +143,31 @@ class PageOutput:
     """What one page gave: the files it wrote, the charts it embedded, or why it failed."""
 
     paths: list[str]
-    charts: list[assets.PendingSvg]
+    charts: list[ChartSpec]
     error: str | None = None
 
 
 def write_pages(
-    out: Path, site: Site, pages: list[Page], report: BuildReport, strict: bool
+    out: Path,
+    site: Site,
+    pages: list[Page],
+    report: BuildReport,
+    strict: bool,
+    svgs: assets.SvgRenderer,
 ) -> list[str]:
     """Render every page and write its files (paths relative to ``out``); pages render side
-    by side (:func:`benchsite.jobs.run_jobs`), each writing its own files. A page that raises
-    is reported (or fatal with ``strict``) and writes nothing."""
+    by side (:func:`benchsite.jobs.run_jobs`), each writing its own files, and the SVGs of a
+    page's charts start as soon as the page is done. A page that raises is reported (or fatal
+    with ``strict``) and writes nothing."""
     out.mkdir(parents=True, exist_ok=True)
-    charts = list(site.pending_svgs)
     jobs = [functools.partial(_write_page, out, site, page, strict) for page in pages]
     # pages differ tenfold in cost: with two workers per core the system shares the cores
     # out, where one per core leaves a worker with two big pages and the other idle
-    outputs = run_jobs(jobs, workers=2 * (os.cpu_count() or 1))
-    site.pending_svgs = [*charts, *(chart for output in outputs for chart in output.charts)]
+    outputs = run_jobs(
+        jobs,
+        workers=2 * (os.cpu_count() or 1),
+        on_result=lambda _, output: svgs.draw(output.charts),
+    )
     for page, output in zip(pages, outputs, strict=True):
         if output.error is not None:
             report.page_errors[page.name] = output.error
@@ -169,16 +185,18 @@ def _write_page(out: Path, site: Site, page: Page, strict: bool) -> PageOutput:
     return PageOutput([_write(out, file) for file in files], site.pending_svgs[charts:])
 
 
-def write_assets(out: Path, site: Site, written: list[str], report: BuildReport) -> None:
-    """Write the theme's static files, the Vega bundle and chart SVGs; remove files an earlier
-    build wrote that this one did not (``written``: what the pages wrote)."""
+def write_assets(
+    out: Path, site: Site, written: list[str], report: BuildReport, svgs: assets.SvgRenderer
+) -> None:
+    """Write the theme's static files and the Vega bundle, wait for the chart SVGs, and remove
+    files an earlier build wrote that this one did not (``written``: what the pages wrote)."""
     theme = [
         RenderedPage(f"{assets.ASSETS}/{name}", read_static(site.env, name)) for name in THEME_FILES
     ]
     written = [*written, *(_write(out, file) for file in [*theme, RenderedPage(".nojekyll", "")])]
     written.append(assets.write_vega_bundle(out))
-    report.charts_rendered = assets.write_svgs(out, site.pending_svgs)
-    written += [pending.path for pending in site.pending_svgs]
+    report.charts_rendered = svgs.finish()
+    written += svgs.paths
     _remove_stale(out, set(written))
     report.files = len(set(written))
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import json
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -25,6 +24,7 @@ from benchsite.analysis import Analysed
 from benchsite.records import Finding, RenderedPage, Workload
 from benchsite.site import assets, frames
 from benchsite.site.views import ChartView, EvidenceLink, FindingView, finding_view
+from benchsite.specs import ChartSpec, chart_spec
 
 RUN_PAGE_ROWS = 400  # rows per run page (a longer run continues on numbered pages)
 WORKLOAD_TABLE_ROWS = 400  # a workload with more current rows lists them on the run pages
@@ -60,7 +60,7 @@ class Site:
     built_at: datetime
     nav: list[NavItem] = field(default_factory=list)
     vega_script: str = assets.VEGA_BUNDLE
-    pending_svgs: list[assets.PendingSvg] = field(default_factory=list)
+    pending_svgs: list[ChartSpec] = field(default_factory=list)
     row_links: dict[str, EvidenceLink] = field(default_factory=dict)
     _finding_cache: dict[int, FindingView] = field(default_factory=dict, repr=False)
 
@@ -76,14 +76,14 @@ class Site:
         )
         return RenderedPage(path, html)
 
-    def chart(self, chart: alt.TopLevelMixin, title: str, text: str) -> ChartView:
+    def chart(self, chart: alt.TopLevelMixin | ChartSpec, title: str, text: str) -> ChartView:
         """Embed ``chart``: its spec inline, a static SVG fallback, and ``text`` describing it."""
-        spec = _rounded(chart.to_dict(validate=False))
-        spec_text = json.dumps(spec, sort_keys=True, default=str)
-        svg = assets.svg_path(spec_text)
-        self.pending_svgs.append(assets.PendingSvg(svg, spec_text))
-        chart_id = "chart-" + hashlib.sha256(spec_text.encode()).hexdigest()[:12]
-        return ChartView(chart_id, title, Markup(htmlsafe_json_dumps(spec)), svg, text)
+        spec = chart_spec(chart)
+        self.pending_svgs.append(spec)
+        inline = htmlsafe_json_dumps(
+            spec.spec, dumps=lambda _: spec.text
+        )  # escapes the text made once
+        return ChartView("chart-" + spec.digest[:12], title, Markup(inline), spec.svg, text)
 
     def workload_path(self, name: str) -> str:
         return f"workloads/{slug(name)}.html"
@@ -107,18 +107,6 @@ class Site:
         view = finding_view(finding, self.row_links, hrefs, chart)
         self._finding_cache[id(finding)] = view
         return view
-
-
-def _rounded(spec: dict[str, Any]) -> dict[str, Any]:
-    """The spec with its inline data rounded to 4 significant digits (more than a chart can
-    show; it keeps pages small)."""
-    for name, values in spec.get("datasets", {}).items():
-        spec["datasets"][name] = [
-            {key: float(f"{v:.4g}") if isinstance(v, float) else v for key, v in record.items()}
-            if isinstance(record, dict) else record
-            for record in values
-        ]
-    return spec
 
 
 @functools.lru_cache(maxsize=1 << 16)

@@ -1,0 +1,54 @@
+"""The process that draws chart SVGs for a site build: ``python -m benchsite.svg_worker``.
+
+vl-convert draws in one JavaScript runtime per process and holds the GIL while it does, so a
+build draws its charts in a few of these processes (:class:`benchsite.site.assets.SvgRenderer`)
+while it goes on rendering pages. The module imports vl-convert and nothing heavy (pandas,
+Altair) so that it starts fast; starting vl-convert's runtime takes ~1 s and is done first,
+before any chart arrives.
+
+Protocol, one chart per exchange: the parent writes two lines, the target file (a JSON string)
+and the Vega-Lite spec (JSON on one line); the worker writes the SVG there, atomically, and
+answers one line: ``ok`` or ``error: <why>``. The end of its input ends it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import vl_convert
+
+WARM_UP = '{"mark": "point"}'
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` so that a reader never sees half a file."""
+    temp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    temp.write_text(text, encoding="utf-8")
+    os.replace(temp, path)
+
+
+def draw(target: Path, spec_json: str) -> str:
+    """Draw one chart into ``target``; the answer line for the parent."""
+    try:
+        write_atomic(target, vl_convert.vegalite_to_svg(spec_json))
+    except Exception as exc:  # noqa: BLE001 - a chart that cannot be drawn is reported, not fatal here
+        lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+        return "error: " + " ".join(lines[:2])  # what failed and why, not the JavaScript stack
+    return "ok"
+
+
+def main() -> None:
+    for stream in (sys.stdin, sys.stdout):
+        stream.reconfigure(encoding="utf-8")  # type: ignore[union-attr]
+    vl_convert.vegalite_to_svg(WARM_UP)
+    for target in sys.stdin:
+        spec_json = sys.stdin.readline()
+        sys.stdout.write(draw(Path(json.loads(target)), spec_json) + "\n")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
