@@ -31,8 +31,9 @@ def _drawn(data: pd.DataFrame, *columns: str | None) -> pd.DataFrame:
 
 
 def _tooltips(alt: Any, *fields: str) -> list[Any]:
-    """Tooltip channels of ``fields``: as objects, since Altair takes ~15 ms to turn each bare
-    field name into one (it matches the name against its whole schema)."""
+    """Tooltip channels of ``fields`` (``name:Q``): as objects, since Altair takes ~15 ms to
+    turn each bare field name into one (it matches the name against its whole schema), and
+    typed, so that the chart serializes without Altair inferring types from its data."""
     return [alt.Tooltip(field) for field in fields]
 
 
@@ -50,7 +51,7 @@ def ratio_chart(data: pd.DataFrame, x: str, title: str, color: str | None = None
         **encode_color,
     )
     line = base.mark_line(point=True).encode(
-        y=alt.Y("value:Q"), tooltip=_tooltips(alt, x, "value", "low", "high"), **encode_color
+        y=alt.Y("value:Q"), tooltip=_tooltips(alt, f"{x}:Q", "value:Q", "low:Q", "high:Q"), **encode_color
     )
     one = (
         alt.Chart(pd.DataFrame({"one": [1.0]}))
@@ -85,7 +86,7 @@ def line_chart(
         .encode(
             x=alt.X(f"{x}:Q", scale=scale, title=x_title or x, axis=alt.Axis(format="~s")),
             y=alt.Y(f"{y}:Q", title=y_title or y),
-            tooltip=_tooltips(alt, x, y),
+            tooltip=_tooltips(alt, f"{x}:Q", f"{y}:Q"),
             **encode_color,
         )
     )
@@ -104,7 +105,7 @@ def bar_chart(data: pd.DataFrame, x: str, y: str, group: str, title: str) -> Any
             xOffset=alt.XOffset(f"{group}:N"),
             y=alt.Y(f"{y}:Q", title=None, axis=alt.Axis(format="~s")),
             color=alt.Color(f"{group}:N", title=group),
-            tooltip=[*_tooltips(alt, x, group), alt.Tooltip(f"{y}:Q", format=".3~s")],
+            tooltip=[*_tooltips(alt, f"{x}:N", f"{group}:N"), alt.Tooltip(f"{y}:Q", format=".3~s")],
         )
     )
 

@@ -9,7 +9,7 @@ from benchsite import Page, RenderedPage, hookimpl
 from benchsite.site import Site, charts, describe, frames
 from benchsite.site.context import RunContext, RunRow, RunsContext
 from benchsite.site.renderer import RUN_PAGE_ROWS
-from benchsite.site.views import case_rows
+from benchsite.site.views import case_table
 
 
 @hookimpl
@@ -38,7 +38,7 @@ def run_pages(
         site.render(
             "run.html",
             parts[n][1],
-            RunContext(run, case_rows(rows.iloc[start : start + RUN_PAGE_ROWS], run_hrefs),
+            RunContext(run, case_table(rows.iloc[start : start + RUN_PAGE_ROWS], run_hrefs),
                        parts if len(parts) > 1 else []),
             "runs",
         )

@@ -12,7 +12,7 @@ from benchsite.site.context import WorkloadContext, WorkloadIndexContext
 from benchsite.site.findings import PER_PAGE, by_strength
 from benchsite.site.renderer import WORKLOAD_TABLE_ROWS
 from benchsite.site.summaries import reproduce_commands, what_to_run, workload_summaries
-from benchsite.site.views import ChartView, case_rows
+from benchsite.site.views import CaseTable, ChartView, case_table
 
 
 @hookimpl
@@ -50,7 +50,7 @@ def workload_context(
         axis=axis,
         charts=made,
         not_charted=missing,
-        cases=case_rows(ordered, run_hrefs) if len(rows) <= WORKLOAD_TABLE_ROWS else [],
+        cases=case_table(ordered, run_hrefs) if len(rows) <= WORKLOAD_TABLE_ROWS else CaseTable([]),
         runs=sorted({(str(r), run_hrefs[str(r)]) for r in rows["run_id"].unique()}),
         findings=site.finding_views(
             by_strength([f for f in site.findings if f.workload == name])[:PER_PAGE]

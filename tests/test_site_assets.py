@@ -1,7 +1,11 @@
-"""Chart SVG fallbacks: drawn in worker processes, once per spec, not again when on disk, and a
-chart vl-convert cannot draw is reported by name; chart specs show labels whole."""
+"""Chart specs and their SVG fallbacks: a spec holds the chart's data as Altair would write it
+(rounded), shows labels whole; SVGs are drawn in worker processes, once per spec, not again
+when on disk, and a chart vl-convert cannot draw is reported by name."""
 
 from __future__ import annotations
+
+import json
+import math
 
 import altair as alt
 import pandas as pd
@@ -53,3 +57,36 @@ def test_specs_show_labels_whole_unless_the_chart_sets_a_limit():
     assert spec["config"]["axis"]["labelLimit"] == 0 and spec["config"]["legend"]["labelLimit"] == 0
     limited = alt.Chart(pd.DataFrame({"v": [1]})).mark_point().configure_axis(labelLimit=90)
     assert chart_spec(limited).spec["config"]["axis"] == {"labelLimit": 90, "titleLimit": 0}
+
+
+def test_a_spec_holds_the_data_altair_would_write_rounded_under_a_name():
+    frame = pd.DataFrame(
+        {
+            "size": [64, 128],
+            "seconds": [1.234567e-5, math.nan],
+            "series": ["cpu", None],
+            "when": pd.to_datetime(["2026-01-01 12:00", None]),
+        }
+    )
+    base = alt.Chart(frame).encode(x=alt.X("size:Q"), y=alt.Y("seconds:Q"))
+    chart = alt.layer(base.mark_line(), base.mark_point().encode(color=alt.Color("series:N")))
+    spec = chart_spec(chart).spec
+    ((name, values),) = spec["datasets"].items()
+    assert spec["data"] == {"name": name}
+    assert values == [
+        {"size": 64, "seconds": 1.235e-5, "series": "cpu", "when": "2026-01-01T12:00:00"},
+        {"size": 128, "seconds": None, "series": None, "when": ""},
+    ]
+    altair_spec = chart.to_dict(validate=False)
+    assert [layer["encoding"] for layer in spec["layer"]] == [
+        layer["encoding"] for layer in altair_spec["layer"]
+    ]
+    assert isinstance(chart.data, pd.DataFrame)  # the chart itself is left as it was
+
+
+def test_an_encoding_whose_type_altair_infers_from_the_data_still_serializes():
+    frame = pd.DataFrame({"size": [1.0, 2.0], "name": ["a", "b"]})
+    chart = alt.Chart(frame).mark_point().encode(x="size", tooltip=[alt.Tooltip("name")])
+    spec = chart_spec(chart).spec
+    assert spec["encoding"]["x"] == {"field": "size", "type": "quantitative"}
+    assert json.loads(json.dumps(spec))["datasets"]

@@ -46,7 +46,7 @@ def test_example_site_has_every_page_a_page_per_workload_and_run_and_nojekyll(ex
         assert f"workloads/{workload}.html" in files
     for run_id in example["run_id"].unique():
         assert f"runs/{run_id}.html" in files
-    assert report.rows == len(example) and not report.page_errors
+    assert report.rows == len(example) and not report.page_errors and not report.analysis_errors
 
 
 def test_every_row_has_an_anchor_and_every_link_is_relative(example_site):

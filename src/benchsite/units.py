@@ -32,7 +32,11 @@ def format_number(value: float | None, unit: str = "") -> str:
 
 def format_rate(row: Any) -> str:
     """The most telling throughput of a result row: TFLOP/s, else GB/s, else items/s."""
-    tflops, gbps, items = (getattr(row, name, None) for name in ("tflops", "gbps", "items_per_s"))
+    return format_rate_of(*(getattr(row, name, None) for name in ("tflops", "gbps", "items_per_s")))
+
+
+def format_rate_of(tflops: Any, gbps: Any, items: Any) -> str:
+    """:func:`format_rate` of a row's three throughput values."""
     if _present(tflops):
         return f"{tflops:.3g} TFLOP/s"
     if _present(gbps):

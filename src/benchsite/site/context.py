@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from markupsafe import Markup
 
-from benchsite.site.views import CaseRow, ChartView, EvidenceLink, FindingView
+from benchsite.site.views import CaseTable, ChartView, EvidenceLink, FindingView
 
 
 @dataclass(frozen=True)
@@ -87,7 +87,7 @@ class WorkloadContext:
     axis: str
     charts: list[ChartView]
     not_charted: list[str]
-    cases: list[CaseRow]
+    cases: CaseTable
     findings: list[FindingView]
     commands: list[str]
     runs: list[tuple[str, str]] = field(default_factory=list)
@@ -200,7 +200,7 @@ class RunContext:
     numbered pages listed in ``parts`` (label, path)."""
 
     run: RunRow
-    cases: list[CaseRow]
+    cases: CaseTable
     parts: list[tuple[str, str]] = field(default_factory=list)
 
 
