@@ -17,6 +17,7 @@ import jinja2
 
 from benchsite.errors import BenchsiteError
 from benchsite.site.sanitize import markdown_html
+from benchsite.site.views import link_items
 from benchsite.units import format_number, format_seconds
 
 DEFAULT_THEME = "benchsite.templates"
@@ -48,6 +49,7 @@ def make_environment(templates: Path | None = None) -> jinja2.Environment:
         times=format_times,
         markdown=markdown_html,
         date=format_date,
+        link_items=link_items,
     )
     return env
 

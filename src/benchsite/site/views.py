@@ -219,6 +219,18 @@ def finding_view(
     )
 
 
+def link_items(links: list[EvidenceLink], root: str = "") -> Markup:
+    """``<li><a href="{root}{href}">{label}</a></li>`` for every link (a Jinja filter): an
+    evidence page lists up to 500 rows, a big store's 1,500 evidence pages ~130,000 of them,
+    seconds through a template loop."""
+    return Markup(
+        "".join(
+            f'<li><a href="{escape(root)}{escape(link.href)}">{escape(link.label)}</a></li>'
+            for link in links
+        )
+    )
+
+
 def evidence_path(finding_id: str) -> str:
     """The page listing every evidence row of a finding."""
     from benchsite.site.renderer import slug
