@@ -89,7 +89,8 @@ def main() -> None:
             started = time.perf_counter()
             report = build_site(BuildOptions(results=results, out=out))
             print(f"{label} build: {time.perf_counter() - started:.1f} s for {rows} rows, "
-                  f"{report.files} files, {report.charts_rendered} chart SVGs rendered; stages: "
+                  f"{report.files} files, {report.charts_rendered} chart SVGs drawn "
+                  f"({report.chart_seconds:.1f} s of vl-convert time); stages: "
                   + ", ".join(f"{name} {sec:.1f} s" for name, sec in report.stages.items()))
         pages = sorted(out.rglob("*.html"), key=lambda p: p.stat().st_size)
         largest = pages[-1]

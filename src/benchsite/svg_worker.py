@@ -8,7 +8,7 @@ before any chart arrives.
 
 Protocol, one chart per exchange: the parent writes two lines, the target file (a JSON string)
 and the Vega-Lite spec (JSON on one line); the worker writes the SVG there, atomically, and
-answers one line: ``ok`` or ``error: <why>``. The end of its input ends it.
+answers one line: ``ok <seconds it took>`` or ``error: <why>``. The end of its input ends it.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from pathlib import Path
 
 import vl_convert
@@ -32,12 +33,13 @@ def write_atomic(path: Path, text: str) -> None:
 
 def draw(target: Path, spec_json: str) -> str:
     """Draw one chart into ``target``; the answer line for the parent."""
+    started = time.perf_counter()
     try:
         write_atomic(target, vl_convert.vegalite_to_svg(spec_json))
     except Exception as exc:  # noqa: BLE001 - a chart that cannot be drawn is reported, not fatal here
         lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
         return "error: " + " ".join(lines[:2])  # what failed and why, not the JavaScript stack
-    return "ok"
+    return f"ok {time.perf_counter() - started:.4f}"
 
 
 def main() -> None:

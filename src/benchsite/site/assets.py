@@ -61,7 +61,8 @@ class SvgRenderer:
             drawn = svgs.finish()  # waits for every SVG; raises if one could not be drawn
 
     A chart given before, or whose SVG an earlier build left on disk (same spec, same name), is
-    not drawn again. ``paths`` lists every chart's SVG, drawn now or before.
+    not drawn again. ``paths`` lists every chart's SVG, drawn now or before; ``seconds`` adds up
+    the time the workers spent drawing.
     """
 
     def __init__(self, out: Path, workers: int | None = None) -> None:
@@ -69,6 +70,7 @@ class SvgRenderer:
         self.workers = workers or min(MAX_WORKERS, os.cpu_count() or 1)
         self.paths: set[str] = set()
         self.drawn = 0
+        self._times: list[float] = []  # list.append is atomic: feeders append side by side
         self._todo: queue.SimpleQueue[tuple[Path, str] | None] = queue.SimpleQueue()
         self._feeders: list[threading.Thread] = []
         self._errors: list[str] = []
@@ -98,6 +100,10 @@ class SvgRenderer:
                 self.drawn += 1
                 self._todo.put((target, chart.text))
 
+    @property
+    def seconds(self) -> float:
+        return sum(self._times)
+
     def finish(self) -> int:
         """Wait for every queued SVG; return how many were drawn."""
         self._join()
@@ -125,7 +131,9 @@ class SvgRenderer:
                     continue
                 worker = worker or _start_worker()
                 answer = _ask(worker, target, spec_json)
-                if answer != "ok":
+                if answer.startswith("ok "):
+                    self._times.append(float(answer[3:]))
+                else:
                     self._errors.append(f"{target.name}: {answer or 'the SVG worker stopped'}")
                 if not answer:  # it died: the next chart gets a fresh one
                     _stop_worker(worker, wait=False)

@@ -58,6 +58,7 @@ class BuildReport:
     seconds: float = 0.0
     ran_suite: bool = False
     charts_rendered: int = 0
+    chart_seconds: float = 0.0  # time vl-convert spent drawing them, over its processes
     stages: dict[str, float] = field(default_factory=dict)
     page_errors: dict[str, str] = field(default_factory=dict)
     analysis_errors: dict[str, str] = field(default_factory=dict)
@@ -196,6 +197,7 @@ def write_assets(
     written = [*written, *(_write(out, file) for file in [*theme, RenderedPage(".nojekyll", "")])]
     written.append(assets.write_vega_bundle(out))
     report.charts_rendered = svgs.finish()
+    report.chart_seconds = svgs.seconds
     written += svgs.paths
     _remove_stale(out, set(written))
     report.files = len(set(written))
