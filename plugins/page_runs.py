@@ -14,7 +14,7 @@ from benchsite.site.views import case_table
 
 @hookimpl
 def register_pages() -> list[Page]:
-    return [Page(name="runs", nav="Runs", order=70, render=render)]
+    return [Page(name="runs", nav="Runs", order=70, render=render, needs_findings=False)]
 
 
 def render(site: Site) -> list[RenderedPage]:

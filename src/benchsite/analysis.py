@@ -47,15 +47,31 @@ def prepare_results(plugins: Plugins, results: pd.DataFrame) -> pd.DataFrame:
 def analyse(plugins: Plugins, results: pd.DataFrame) -> Analysed:
     """Prepare the results and run every registered analysis on them, side by side
     (:func:`benchsite.jobs.run_jobs`); findings come in the order the analyses are registered."""
-    results = prepare_results(plugins, results)  # hook: prepare_results
-    analyses = registry.analyses(plugins)  # hook: register_analyses
-    jobs = [functools.partial(_run, reg.item.analyze, results) for reg in analyses.values()]
-    analysed = Analysed(results, [])
-    for name, (findings, error) in zip(analyses, run_jobs(jobs), strict=True):
+    analysed = Analysed(prepare_results(plugins, results), [])  # hook: prepare_results
+    jobs = analysis_jobs(plugins, analysed.results)
+    collect(analysed, list(jobs), run_jobs(list(jobs.values())))
+    return analysed
+
+
+def analysis_jobs(
+    plugins: Plugins, results: pd.DataFrame
+) -> dict[str, Callable[[], tuple[list[Finding], str | None]]]:
+    """One job per registered analysis (hook: register_analyses), by name: each returns its
+    findings and, when it failed, why."""
+    return {
+        name: functools.partial(_run, reg.item.analyze, results)
+        for name, reg in registry.analyses(plugins).items()
+    }
+
+
+def collect(
+    analysed: Analysed, names: list[str], outputs: list[tuple[list[Finding], str | None]]
+) -> None:
+    """Add the analyses' outputs (in the order of ``names``) to ``analysed``."""
+    for name, (findings, error) in zip(names, outputs, strict=True):
         analysed.findings.extend(findings)
         if error is not None:
             analysed.errors[name] = error
-    return analysed
 
 
 def _run(

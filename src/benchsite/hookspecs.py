@@ -123,9 +123,10 @@ def register_analyses() -> list[Analysis]:
 def register_pages() -> list[Page]:
     """Return pages to add to the site.
 
-    When: once per site build, after the analyses ran. Pages render side by side, each in a
-    worker process forked from the build (:mod:`benchsite.jobs`): a page must not rely on
-    another page's side effects; its files and the charts it embeds come back to the build.
+    When: once per site build, after the analyses ran (a page with ``needs_findings=False``
+    renders while they run). Pages render side by side, each in a worker process forked from
+    the build (:mod:`benchsite.jobs`): a page must not rely on another page's side effects; its
+    files and the charts it embeds come back to the build.
     Returns: a list of :class:`benchsite.records.Page`; ``render(site)`` gets the
     :class:`benchsite.site.Site` being built and returns rendered files.
     Combining: concatenated and ordered by ``Page.order``; duplicate names are an error naming

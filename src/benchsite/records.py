@@ -184,13 +184,16 @@ class Page:
     """A page of the site. ``render(site)`` returns a list of :class:`RenderedPage` (one page
     may expand into several, like one page per workload). ``nav`` is the label in the
     navigation (``None`` to stay out of it) and ``order`` its position. ``path`` is the file the
-    navigation links to, relative to the site root (default ``<name>.html``)."""
+    navigation links to, relative to the site root (default ``<name>.html``). A page that never
+    reads ``site.findings`` may say ``needs_findings=False``: it then renders while the analyses
+    run (and sees no findings)."""
 
     name: str
     render: Callable[[Any], list[RenderedPage]]
     nav: str | None = None
     order: int = 100
     path: str | None = None
+    needs_findings: bool = True
 
     @property
     def nav_path(self) -> str:

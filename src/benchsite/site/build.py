@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 import pandas as pd
 
 from benchsite import registry, store
-from benchsite.analysis import Analysed, analyse
+from benchsite.analysis import Analysed, analysis_jobs, collect, prepare_results
 from benchsite.errors import PluginError, describe_exception
 from benchsite.jobs import run_jobs
 from benchsite.plugin_manager import Plugins, load_plugins
@@ -71,20 +71,19 @@ def build_site(options: BuildOptions, reporter: Reporter | None = None) -> Build
     load = functools.partial(load_plugins, options.plugins, strict=options.strict)
     with assets.SvgRenderer(out) as svgs:  # draws chart SVGs in other processes meanwhile
         plugins = timed(report, "plugins", load)  # built-ins, entry points, -p modules
-        results = timed(
-            report, "read", read_or_run, options, reporter, report
-        )  # quick suite if empty
-        analysed = timed(
-            report, "analyse", analyse, plugins, results
-        )  # hooks: prepare_results, analyses
-        svgs.draw(finding.chart for finding in analysed.findings if finding.chart is not None)
+        results = timed(report, "read", read_or_run, options, reporter, report)  # suite if empty
+        prepared = timed(report, "prepare", prepare_results, plugins, results)  # prepare_results
+        analysed = Analysed(prepared, [])  # the findings come in the "analyse" stage
         env = make_environment(options.templates)  # theme: user templates over the default
         plugins.hook.prepare_jinja_env(env=env)  # hook: prepare_jinja_env
         pages = ordered_pages(plugins)  # hook: register_pages
-        site = timed(report, "site", make_site, options, analysed, env, plugins, pages)  # row links
-        written = timed(
-            report, "pages", write_pages, out, site, pages, report, options.strict, svgs
-        )
+        site = timed(report, "site", make_site, options, analysed, env, plugins, pages)
+        writer = PageWriter(out, site, report, options.strict, svgs)
+        early = [page for page in pages if not page.needs_findings]
+        written = timed(report, "analyse", analyse_alongside, plugins, analysed, writer, early)
+        svgs.draw(finding.chart for finding in analysed.findings if finding.chart is not None)
+        late = [page for page in pages if page.needs_findings]
+        written += timed(report, "pages", writer.write, late)
         timed(report, "assets", write_assets, out, site, written, report, svgs)  # theme, Vega, SVGs
     report.rows, report.analysis_errors = len(results), analysed.errors
     report.seconds = time.perf_counter() - started
@@ -148,31 +147,57 @@ class PageOutput:
     error: str | None = None
 
 
-def write_pages(
-    out: Path,
-    site: Site,
-    pages: list[Page],
-    report: BuildReport,
-    strict: bool,
-    svgs: assets.SvgRenderer,
+@dataclass
+class PageWriter:
+    """Renders pages into the site side by side (:func:`benchsite.jobs.run_jobs`), each page
+    writing its own files; the SVGs of a page's charts are queued as soon as the page is done.
+    A page that raises is reported (or fatal with ``strict``) and writes nothing."""
+
+    out: Path
+    site: Site
+    report: BuildReport
+    strict: bool
+    svgs: assets.SvgRenderer
+
+    def jobs(self, pages: list[Page]) -> list[Callable[[], PageOutput]]:
+        return [
+            functools.partial(_write_page, self.out, self.site, page, self.strict) for page in pages
+        ]
+
+    def done(self, output: PageOutput) -> None:
+        self.svgs.draw(output.charts)
+
+    def record(self, pages: list[Page], outputs: list[PageOutput]) -> list[str]:
+        """Note the pages that failed; the files the others wrote (relative to the site)."""
+        for page, output in zip(pages, outputs, strict=True):
+            if output.error is not None:
+                self.report.page_errors[page.name] = output.error
+        return [path for output in outputs for path in output.paths]
+
+    def write(self, pages: list[Page]) -> list[str]:
+        """Render ``pages``; the files they wrote."""
+        # pages differ tenfold in cost: with two workers per core the system shares the cores
+        # out, where one per core leaves a worker with two big pages and the other idle
+        workers = 2 * (os.cpu_count() or 1)
+        outputs = run_jobs(self.jobs(pages), workers, on_result=lambda _, output: self.done(output))
+        return self.record(pages, outputs)
+
+
+def analyse_alongside(
+    plugins: Plugins, analysed: Analysed, writer: PageWriter, pages: list[Page]
 ) -> list[str]:
-    """Render every page and write its files (paths relative to ``out``); pages render side
-    by side (:func:`benchsite.jobs.run_jobs`), each writing its own files, and the SVGs of a
-    page's charts start as soon as the page is done. A page that raises is reported (or fatal
-    with ``strict``) and writes nothing."""
-    out.mkdir(parents=True, exist_ok=True)
-    jobs = [functools.partial(_write_page, out, site, page, strict) for page in pages]
-    # pages differ tenfold in cost: with two workers per core the system shares the cores
-    # out, where one per core leaves a worker with two big pages and the other idle
+    """Run every analysis (adding its findings to ``analysed``) and render ``pages``, which
+    need no findings, side by side: the pages fill the cores while the last analyses run.
+    Return the files the pages wrote. One worker per core: analyses that build on the same
+    tables (cached per process) then share them more often."""
+    analyses = analysis_jobs(plugins, analysed.results)  # hook: register_analyses
+    count = len(analyses)
     outputs = run_jobs(
-        jobs,
-        workers=2 * (os.cpu_count() or 1),
-        on_result=lambda _, output: svgs.draw(output.charts),
+        [*analyses.values(), *writer.jobs(pages)],
+        on_result=lambda index, output: writer.done(output) if index >= count else None,
     )
-    for page, output in zip(pages, outputs, strict=True):
-        if output.error is not None:
-            report.page_errors[page.name] = output.error
-    return [path for output in outputs for path in output.paths]
+    collect(analysed, list(analyses), outputs[:count])
+    return writer.record(pages, outputs[count:])
 
 
 def _write_page(out: Path, site: Site, page: Page, strict: bool) -> PageOutput:
