@@ -62,11 +62,14 @@ class SvgRenderer:
 
     A chart given before, or whose SVG an earlier build left on disk (same spec, same name), is
     not drawn again. ``paths`` lists every chart's SVG, drawn now or before; ``seconds`` adds up
-    the time the workers spent drawing.
+    the time the workers spent drawing. The workers start with the first chart, or at once
+    when ``eager`` (a first build, which will draw every chart: their ~1 s start-up then
+    overlaps the build's first, single-core stages).
     """
 
-    def __init__(self, out: Path, workers: int | None = None) -> None:
+    def __init__(self, out: Path, workers: int | None = None, eager: bool = False) -> None:
         self.out = out
+        self.eager = eager
         self.workers = workers or min(MAX_WORKERS, os.cpu_count() or 1)
         self.paths: set[str] = set()
         self.drawn = 0
@@ -123,8 +126,8 @@ class SvgRenderer:
 
     def _feed(self) -> None:
         """Hand charts from the queue to one worker process, started with the first chart (a
-        build that draws nothing starts none), until the end."""
-        worker: subprocess.Popen[str] | None = None
+        build that draws nothing starts none) unless ``eager``, until the end."""
+        worker = _start_worker() if self.eager else None
         try:
             for target, spec_json in iter(self._todo.get, None):
                 if self._stopping:

@@ -29,7 +29,7 @@ from benchsite.runner import Reporter, RunOptions, SilentReporter, run_benchmark
 from benchsite.site import assets, frames
 from benchsite.site.renderer import NavItem, Site, row_links
 from benchsite.site.theme import make_environment, read_static
-from benchsite.specs import ChartSpec
+from benchsite.specs import CHART_FOLDER, ChartSpec
 
 MANIFEST = ".benchsite-files"
 THEME_FILES = ("site.css", "embed.js")
@@ -69,7 +69,8 @@ def build_site(options: BuildOptions, reporter: Reporter | None = None) -> Build
     started, reporter = time.perf_counter(), reporter or SilentReporter()
     report, out = BuildReport(options.out), Path(options.out)
     load = functools.partial(load_plugins, options.plugins, strict=options.strict)
-    with assets.SvgRenderer(out) as svgs:  # draws chart SVGs in other processes meanwhile
+    first_build = not (out / CHART_FOLDER).is_dir()
+    with assets.SvgRenderer(out, eager=first_build) as svgs:  # draws chart SVGs meanwhile
         plugins = timed(report, "plugins", load)  # built-ins, entry points, -p modules
         results = timed(report, "read", read_or_run, options, reporter, report)  # suite if empty
         prepared = timed(report, "prepare", prepare_results, plugins, results)  # prepare_results
