@@ -173,7 +173,9 @@ def headline_chart(frame: pd.DataFrame) -> alt.TopLevelMixin:
         label=frame["workload"] + " (" + frame["variant"] + ")"
     )
     scale = log_or_linear(pd.concat([data["low"], data["high"], pd.Series([1.0])]))
-    y = alt.Y("label:N", title=None, sort=None)
+    # labels cut at Vega's usual 180 px (site charts show them whole): "workload (parameters)"
+    # can be long, and on a phone the chart is all labels otherwise
+    y = alt.Y("label:N", title=None, sort=None, axis=alt.Axis(labelLimit=180))
     base = alt.Chart().encode(y=y, color=alt.Color("series:N", title="device"))
     bars = base.mark_rule(strokeWidth=2).encode(
         x=alt.X("low:Q", title="speedup over the CPU (×)", scale=scale), x2=alt.X2("high:Q")
