@@ -195,8 +195,10 @@ def resampled_medians(samples: Any, picks: Any) -> Any:
     order = np.argsort(samples, axis=1, kind="stable")
     ordered = np.take_along_axis(samples, order, axis=1)
     orders, which = np.unique(order, axis=0, return_inverse=True)
-    tally = np.zeros((len(picks), count), dtype=np.min_scalar_type(count))
-    np.add.at(tally, (np.arange(len(picks))[:, None], picks), 1)
+    # how often each resample picked each position (np.add.at says the same, ~20x slower)
+    flat = (np.arange(len(picks))[:, None] * count + picks).ravel()
+    tally = np.bincount(flat, minlength=len(picks) * count).reshape(len(picks), count)
+    tally = tally.astype(np.min_scalar_type(count))
     lower = np.take_along_axis(ordered, _kth_ranks(tally, orders, (count - 1) // 2)[which], 1)
     if count % 2:
         return lower
