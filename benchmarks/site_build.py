@@ -1,6 +1,7 @@
 """How fast is `benchsite build` on a large store? Writes a synthetic store of 100,000 result
 rows (many hosts, runs, workloads, a CPU and GPUs per host), builds the site twice (cold: no
-chart SVG on disk; warm: a rebuild) and prints the times and the largest HTML page.
+chart SVG on disk; warm: a rebuild) and prints the times and the largest HTML page; then
+draws the site's chart SVGs again, alone, to show what they cost a cold build.
 
     python3 benchmarks/site_build.py [--rows 100000] [--keep DIR]
 
@@ -11,6 +12,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
+import resource
 import tempfile
 import time
 from datetime import UTC, datetime, timedelta
@@ -22,8 +25,11 @@ import pyarrow.parquet as pq
 
 from benchsite import store
 from benchsite.site import BuildOptions, build_site
+from benchsite.site.assets import SvgRenderer
+from benchsite.specs import ChartSpec
 
 HOSTS, RUNS_PER_HOST, WORKLOADS = 10, 10, 20
+SPEC = re.compile(r'<script type="application/json" id="chart-[0-9a-f]+-spec">(.*?)</script>', re.S)
 SIZES = [2**k for k in range(6, 16)]  # 10 sizes × 5 variants = 50 cases per workload and device
 
 
@@ -96,6 +102,26 @@ def main() -> None:
         largest = pages[-1]
         print(f"largest page: {largest.relative_to(out)} {largest.stat().st_size / 1024:.0f} KB "
               f"({len(pages)} pages)")
+        time_svgs_alone(out, Path(temp) / "svgs")
+
+
+def time_svgs_alone(site: Path, folder: Path) -> None:
+    """Draw every chart of the built site again into an empty folder, with nothing else running:
+    the specs are read back from the pages (each sits in a ``<script id="chart-…-spec">``)."""
+    specs = {}
+    for page in site.rglob("*.html"):
+        for text in SPEC.findall(page.read_text(encoding="utf-8")):
+            spec = json.loads(text)
+            chart = ChartSpec(spec, json.dumps(spec, sort_keys=True))
+            specs[chart.svg] = chart
+    started, before = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
+    with SvgRenderer(folder) as svgs:
+        svgs.draw(specs.values())
+        svgs.finish()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    print(f"the {len(specs)} chart SVGs alone: {time.perf_counter() - started:.1f} s in "
+          f"{svgs.workers} vl-convert processes ({cpu:.1f} CPU-s)")
 
 
 if __name__ == "__main__":
