@@ -3,7 +3,12 @@ relative links, page sizes and the downloadable data."""
 
 from __future__ import annotations
 
+import os
 import re
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -220,3 +225,24 @@ def test_no_finding_recommendation_faq_answer_or_claim_is_rendered_without_evide
             assert len(evidence) == 2, f"{page.name}: a card without evidence: {card[:300]}"
             assert "<a href=" in evidence[1], f"{page.name}: evidence without a link"
     assert cards > 20  # the example store answers many questions with a GPU host in it
+
+
+def test_ctrl_c_stops_a_build_and_its_workers_with_one_line(tmp_path):
+    """Ctrl-C reaches every process of the terminal's group: the build says so in one line and
+    exits 130, its workers (pages, analyses, chart SVGs) stop without a traceback each."""
+    out = tmp_path / "site"
+    command = [sys.executable, "-m", "benchsite.cli", "build", "--results", str(EXAMPLE_RESULTS),
+               "--out", str(out)]  # fmt: skip
+    build = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             start_new_session=True)  # fmt: skip
+    deadline = time.monotonic() + 120
+    while not (out / "runs.html").exists() and build.poll() is None:  # mid-build: pages render
+        assert time.monotonic() < deadline, "the build wrote no page in 120 s"
+        time.sleep(0.05)
+    os.killpg(build.pid, signal.SIGINT)
+    stdout, stderr = build.communicate(timeout=60)
+    assert build.returncode == 130, stderr
+    assert "interrupted: the site in" in stdout and "Traceback" not in stderr, stderr
+    time.sleep(1)
+    with pytest.raises(ProcessLookupError):  # no worker left behind
+        os.killpg(build.pid, 0)

@@ -213,8 +213,12 @@ def build(
 
     options = BuildOptions(results, out, templates, plugins=tuple(plugin or ()), strict=strict)
     options = replace(options, title=title) if title else options
-    with ProgressReporter(console) as reporter:
-        report = build_site(options, reporter)
+    try:
+        with ProgressReporter(console) as reporter:
+            report = build_site(options, reporter)
+    except KeyboardInterrupt:
+        console.print(f"interrupted: the site in {escape(str(out))} is incomplete; build it again.")
+        raise typer.Exit(130) from None
     for name, error in {**report.analysis_errors, **report.page_errors}.items():
         err_console.print(f"[yellow]note:[/] {escape(name)} failed: {escape(error)}")
     console.print(

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
@@ -42,7 +43,8 @@ def run_jobs(
     global _JOBS
     _JOBS = jobs
     try:
-        with multiprocessing.get_context("fork").Pool(workers) as pool:
+        context = multiprocessing.get_context("fork")
+        with context.Pool(workers, initializer=ignore_interrupts) as pool:
             finished = pool.imap_unordered(_run, range(len(jobs)), chunksize=1)
             return _collect(finished, on_result, len(jobs))
     finally:
@@ -61,6 +63,12 @@ def _collect(
         if on_result is not None:
             on_result(index, result)
     return [results[index] for index in range(count)]
+
+
+def ignore_interrupts() -> None:
+    """In a worker: Ctrl-C reaches every process of the terminal's group, and the worker leaves
+    it to the process that started it, which stops its workers (no traceback from each)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def can_fork() -> bool:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -43,6 +44,7 @@ def draw(target: Path, spec_json: str) -> str:
 
 
 def main() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the build's to handle: it stops us
     for stream in (sys.stdin, sys.stdout):
         stream.reconfigure(encoding="utf-8")  # type: ignore[union-attr]
     vl_convert.vegalite_to_svg(WARM_UP)
