@@ -186,11 +186,14 @@ def test_rebuild_removes_files_the_previous_build_wrote_and_no_longer_writes(tmp
 
 
 def test_an_empty_store_runs_the_quick_suite_first_and_says_so(tmp_path, monkeypatch):
-    calls, notices = [], []
+    calls, notices, stages = [], [], []
 
     class Reporter:
         def notice(self, text: str) -> None:
             notices.append(text)
+
+        def stage(self, name: str, index: int, count: int) -> None:
+            stages.append((name, index, count))
 
     def run_benchmarks(options, reporter):
         calls.append(options)
@@ -201,6 +204,8 @@ def test_an_empty_store_runs_the_quick_suite_first_and_says_so(tmp_path, monkeyp
     report = build_site(BuildOptions(results=tmp_path / "empty", out=tmp_path / "site"), Reporter())
     assert report.ran_suite and calls[0].profile == "quick"
     assert "running the quick suite" in notices[0]
+    names = ("plugins", "read", "prepare", "site", "analyse", "pages", "assets")
+    assert stages == [(name, index, len(names)) for index, name in enumerate(names)]
     assert (tmp_path / "site" / "index.html").exists()
 
 

@@ -28,7 +28,7 @@ STATUS_STYLE = {
 
 
 class ProgressReporter:
-    """Draws the run on ``console``; use as a context manager around the run."""
+    """Draws a run or a site build on ``console``; use as a context manager around it."""
 
     def __init__(self, console: Console) -> None:
         self.console = console
@@ -43,6 +43,8 @@ class ProgressReporter:
             transient=False,
         )
         self.task: Any = None
+        self.build_task: Any = None
+        self.build_stages = 0
         self._seen: set[str] = set()
 
     def __enter__(self) -> ProgressReporter:
@@ -50,6 +52,10 @@ class ProgressReporter:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
+        if self.build_task is not None and exc_info[0] is None:
+            self.progress.update(
+                self.build_task, description="building the site", completed=self.build_stages
+            )
         self.progress.stop()
 
     def started(self, run_id: str, total: int, resumed: int) -> None:
@@ -75,6 +81,14 @@ class ProgressReporter:
                 highlight=False,
             )
         self.progress.advance(self.task)
+
+    def stage(self, name: str, index: int, count: int) -> None:
+        """A site build's stage starts: one line, ``building the site (analyse)``, k of n."""
+        if self.build_task is None:
+            self.build_task = self.progress.add_task("building the site", total=count)
+            self.build_stages = count
+        self.progress.update(self.build_task, description=f"building the site ({name})",
+                             completed=index)  # fmt: skip
 
     def notice(self, text: str) -> None:
         if text not in self._seen:

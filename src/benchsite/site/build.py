@@ -33,6 +33,7 @@ from benchsite.specs import CHART_FOLDER, ChartSpec
 
 MANIFEST = ".benchsite-files"
 THEME_FILES = ("site.css", "embed.js")
+STAGES = ("plugins", "read", "prepare", "site", "analyse", "pages", "assets")
 T = TypeVar("T")
 
 
@@ -70,33 +71,43 @@ def build_site(options: BuildOptions, reporter: Reporter | None = None) -> Build
     report, out = BuildReport(options.out), Path(options.out)
     load = functools.partial(load_plugins, options.plugins, strict=options.strict)
     first_build = not (out / CHART_FOLDER).is_dir()
+    stage = Stages(report, reporter, STAGES)  # times each stage; the reporter shows it
     with assets.SvgRenderer(out, eager=first_build) as svgs:  # draws chart SVGs meanwhile
-        plugins = timed(report, "plugins", load)  # built-ins, entry points, -p modules
-        results = timed(report, "read", read_or_run, options, reporter, report)  # suite if empty
-        prepared = timed(report, "prepare", prepare_results, plugins, results)  # prepare_results
+        plugins = stage("plugins", load)  # built-ins, entry points, -p modules
+        results = stage("read", read_or_run, options, reporter, report)  # suite if empty
+        prepared = stage("prepare", prepare_results, plugins, results)  # prepare_results
         analysed = Analysed(prepared, [])  # the findings come in the "analyse" stage
         env = make_environment(options.templates)  # theme: user templates over the default
         plugins.hook.prepare_jinja_env(env=env)  # hook: prepare_jinja_env
         pages = ordered_pages(plugins)  # hook: register_pages
-        site = timed(report, "site", make_site, options, analysed, env, plugins, pages)
+        site = stage("site", make_site, options, analysed, env, plugins, pages)
         writer = PageWriter(out, site, report, options.strict, svgs)
         early = [page for page in pages if not page.needs_findings]
-        written = timed(report, "analyse", analyse_alongside, plugins, analysed, writer, early)
+        written = stage("analyse", analyse_alongside, plugins, analysed, writer, early)
         svgs.draw(finding.chart for finding in analysed.findings if finding.chart is not None)
         late = [page for page in pages if page.needs_findings]
-        written += timed(report, "pages", writer.write, late)
-        timed(report, "assets", write_assets, out, site, written, report, svgs)  # theme, Vega, SVGs
+        written += stage("pages", writer.write, late)
+        stage("assets", write_assets, out, site, written, report, svgs)  # theme, Vega, SVGs
     report.rows, report.analysis_errors = len(results), analysed.errors
     report.seconds = time.perf_counter() - started
     return report
 
 
-def timed(report: BuildReport, stage: str, function: Callable[..., T], *args: Any) -> T:
-    """Run one stage and note its duration in ``report.stages``."""
-    started = time.perf_counter()
-    result = function(*args)
-    report.stages[stage] = time.perf_counter() - started
-    return result
+@dataclass
+class Stages:
+    """Runs the build's stages one after another: tells the reporter which one starts (a
+    progress line) and notes how long each took in ``report.stages``."""
+
+    report: BuildReport
+    reporter: Reporter
+    names: tuple[str, ...]
+
+    def __call__(self, name: str, function: Callable[..., T], *args: Any) -> T:
+        self.reporter.stage(name, self.names.index(name), len(self.names))
+        started = time.perf_counter()
+        result = function(*args)
+        self.report.stages[name] = time.perf_counter() - started
+        return result
 
 
 def read_or_run(options: BuildOptions, reporter: Reporter, report: BuildReport) -> pd.DataFrame:
