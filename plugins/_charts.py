@@ -30,6 +30,12 @@ def _drawn(data: pd.DataFrame, *columns: str | None) -> pd.DataFrame:
     return data[[column for column in data.columns if column in columns]]
 
 
+def _telling(data: pd.DataFrame, color: str | None) -> str | None:
+    """``color`` when its values tell lines apart; ``None`` for a single line (its legend would
+    be one dot, with an empty label when the line's name is empty)."""
+    return color if color and data[color].nunique(dropna=False) > 1 else None
+
+
 def _tooltips(alt: Any, *fields: str) -> list[Any]:
     """Tooltip channels of ``fields`` (``name:Q``): as objects, since Altair takes ~15 ms to
     turn each bare field name into one (it matches the name against its whole schema), and
@@ -42,6 +48,7 @@ def ratio_chart(data: pd.DataFrame, x: str, title: str, color: str | None = None
     alt = _altair()
     if alt is None or data.empty or len(data) > MAX_POINTS:
         return None
+    color = _telling(data, color)
     encode_color = {"color": alt.Color(f"{color}:N", title=None)} if color else {}
     # the data goes on the layer, not on each part: Altair compares parts' data by printing it
     base = alt.Chart().encode(x=alt.X(f"{x}:Q", scale=alt.Scale(type="log"), title=x))
@@ -79,6 +86,7 @@ def line_chart(
     if alt is None or len(data) < 2 or len(data) > MAX_POINTS:
         return None
     scale = alt.Scale(type="log") if log_x else alt.Scale()
+    color = _telling(data, color)
     encode_color = {"color": alt.Color(f"{color}:N", title=None)} if color else {}
     return (
         alt.Chart(_drawn(data, x, y, color), title=title, **SIZE)

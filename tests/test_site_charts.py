@@ -155,3 +155,16 @@ def test_a_run_starts_at_the_time_in_its_id_and_lists_only_devices_that_ran():
     one, other = frames.runs(rows).sort_values("run_id").itertuples()
     assert one.started == pd.Timestamp("2026-11-30 17:31:43", tz="UTC")
     assert one.devices == "cuda:0" and other.started == pd.Timestamp("2026-11-30 18:00", tz="UTC")
+
+
+def test_a_finding_chart_of_one_line_has_no_legend_and_of_several_one_colour_each():
+    from benchsite.plugins._charts import ratio_chart
+
+    one = pd.DataFrame({"size": [1.0, 2.0], "value": [2.0, 3.0], "low": [1.5, 2.5],
+                        "high": [2.5, 3.5], "case": ["", ""]})  # fmt: skip
+    encodings = [layer.get("encoding", {}) for layer in ratio_chart(one, "size", "t", "case")
+                 .to_dict()["layer"]]  # fmt: skip
+    assert not any("color" in encoding for encoding in encodings)
+    two = one.assign(case=["fp32", "bf16"])
+    layers = ratio_chart(two, "size", "t", "case").to_dict()["layer"]
+    assert layers[0]["encoding"]["color"]["field"] == "case"
