@@ -59,17 +59,19 @@ def chart_spec(chart: alt.TopLevelMixin | ChartSpec) -> ChartSpec:
     if isinstance(chart, ChartSpec):
         return chart
     try:
-        spec = _with_named_data(chart)
+        spec, named = _with_named_data(chart)
     except ValueError:  # an encoding with no type, which Altair infers from the frame itself
-        spec = chart.to_dict(validate=False)
-        if "datasets" in spec:
-            spec["datasets"] = _rounded(spec["datasets"])
+        spec, named = chart.to_dict(validate=False), {}
+    datasets = {**_rounded(spec.pop("datasets", {})), **named}
+    if datasets:
+        spec["datasets"] = datasets
     spec = _with_whole_text(spec)
     return ChartSpec(spec, json.dumps(spec, sort_keys=True, default=str))
 
 
-def _with_named_data(chart: alt.TopLevelMixin) -> dict[str, Any]:
-    """The chart's spec, serialized with every data frame swapped for a named dataset."""
+def _with_named_data(chart: alt.TopLevelMixin) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The chart's spec, serialized with every data frame swapped for a named dataset, and
+    those datasets (name: records)."""
     datasets: dict[str, list[dict[str, Any]]] = {}
     swapped: list[tuple[Any, pd.DataFrame]] = []
     try:
@@ -78,10 +80,7 @@ def _with_named_data(chart: alt.TopLevelMixin) -> dict[str, Any]:
     finally:
         for part, frame in swapped:
             part.data = frame
-    spec["datasets"] = {**_rounded(spec.get("datasets", {})), **datasets}
-    if not spec["datasets"]:
-        del spec["datasets"]
-    return spec
+    return spec, datasets
 
 
 def _name_frames(part: Any, datasets: dict[str, Any], swapped: list[tuple[Any, Any]]) -> None:

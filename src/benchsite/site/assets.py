@@ -74,7 +74,8 @@ class SvgRenderer:
         self.paths: set[str] = set()
         self.drawn = 0
         self._times: list[float] = []  # list.append is atomic: feeders append side by side
-        self._todo: queue.SimpleQueue[tuple[Path, str] | None] = queue.SimpleQueue()
+        # charts to draw (target file, spec); one None per feeder ends them
+        self._waiting: queue.SimpleQueue[tuple[Path, str] | None] = queue.SimpleQueue()
         self._feeders: list[threading.Thread] = []
         self._errors: list[str] = []
         self._stopping = False
@@ -101,7 +102,7 @@ class SvgRenderer:
             if not target.exists():
                 target.parent.mkdir(parents=True, exist_ok=True)
                 self.drawn += 1
-                self._todo.put((target, chart.text))
+                self._waiting.put((target, chart.text))
 
     @property
     def seconds(self) -> float:
@@ -119,7 +120,7 @@ class SvgRenderer:
 
     def _join(self) -> None:
         for _ in self._feeders:
-            self._todo.put(None)
+            self._waiting.put(None)
         for feeder in self._feeders:
             feeder.join()
         self._feeders = []
@@ -129,7 +130,7 @@ class SvgRenderer:
         build that draws nothing starts none) unless ``eager``, until the end."""
         worker = _start_worker() if self.eager else None
         try:
-            for target, spec_json in iter(self._todo.get, None):
+            for target, spec_json in iter(self._waiting.get, None):
                 if self._stopping:
                     continue
                 worker = worker or _start_worker()

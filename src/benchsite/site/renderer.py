@@ -80,9 +80,8 @@ class Site:
         """Embed ``chart``: its spec inline, a static SVG fallback, and ``text`` describing it."""
         spec = chart_spec(chart)
         self.pending_svgs.append(spec)
-        inline = htmlsafe_json_dumps(
-            spec.spec, dumps=lambda _: spec.text
-        )  # escapes the text made once
+        # Jinja's escaping of JSON for HTML, applied to the text made once (no second dumps)
+        inline = htmlsafe_json_dumps(spec.spec, dumps=lambda _: spec.text)
         return ChartView("chart-" + spec.digest[:12], title, Markup(inline), spec.svg, text)
 
     def workload_path(self, name: str) -> str:

@@ -64,8 +64,8 @@ class CaseTable:
     device, the parameters, the status, then the error text across the number columns or the
     median (with its validity flags), 95% CI, IQR, samples × calls and throughput; optionally
     the workload first and the run (a link) last. Written here, not in a template loop: a big
-    store's run pages hold 100,000 rows, and a Jinja loop escaping ~16 fields a row took ~30 µs
-    a row where this takes ~5.
+    store's run pages hold 100,000 rows, and a Jinja loop escaping ~16 fields a row took ~50 µs
+    a row where this takes ~20.
     """
 
     lines: list[tuple[str, str, str, str, str]]  # <tr ...>, workload cell, cells, run href, time
@@ -221,7 +221,7 @@ def finding_view(
 
 def link_items(links: list[EvidenceLink], root: str = "") -> Markup:
     """``<li><a href="{root}{href}">{label}</a></li>`` for every link (a Jinja filter): an
-    evidence page lists up to 500 rows, a big store's 1,500 evidence pages ~130,000 of them,
+    evidence page lists up to 500 rows, a big store's 1,500 evidence pages ~60,000 of them,
     seconds through a template loop."""
     return Markup(
         "".join(
