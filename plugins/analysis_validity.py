@@ -21,23 +21,23 @@ taken:
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from benchsite.plugins._findings import (
+    ACCELERATOR_KINDS,
     decoded,
     finding,
-    info_value,
-    is_accelerator,
-    metric,
+    per_frame,
     precision_of,
     without,
 )
 
 from benchsite import Analysis, Finding, hookimpl
-from benchsite.jobs import run_jobs
 
 NOISY_IQR = 0.10
 LAUNCH_BOUND_S = 20e-6
@@ -78,57 +78,137 @@ def prepare_results(results: pd.DataFrame) -> pd.DataFrame:
         out["flags"] = pd.Series([], dtype=object)
         return out
     rows = decoded(results)
-    # only the columns the checks read: itertuples costs per column and row
-    narrow = rows[list(FLAG_COLUMNS)].assign(cpu_params=_cpu_params(rows))
-    cpu_cases = _cpu_cases(narrow)
-    # rows are checked one by one, tens of thousands of them: in chunks, on every core
-    starts = range(0, len(narrow), CHUNK_ROWS)
-    jobs = [functools.partial(_flags, narrow.iloc[at : at + CHUNK_ROWS], cpu_cases) for at in starts]
-    out["flags"] = [flags for chunk in run_jobs(jobs) for flags in chunk]
+    out["flags"] = row_flags(Checked.of(rows))
+    # the analyses decode ``out`` again otherwise (a second per-frame cache entry, a second
+    # or so on a big store, in each worker): it is ``rows`` with one more column
+    per_frame("decoded", out, lambda: rows.assign(flags=out["flags"]))
     return out
 
 
-CHUNK_ROWS = 25_000
-
-
-def _flags(rows: pd.DataFrame, cpu_cases: CpuCases) -> list[list[str]]:
-    return [row_flags(row, cpu_cases) for row in rows.itertuples()]
-
-
-FLAG_COLUMNS = ("status", "host", "workload", "device_kind", "device_model", "p", "m", "dev",
-                "tflops", "gbps", "bytes", "median_s", "iqr_s", "threads")
-
-
-def _cpu_params(rows: pd.DataFrame) -> pd.Series:
-    """Each row's parameters as a CPU row of the same case has them (``include_transfer``
-    dropped), as a key; worked out once per distinct parameter text."""
-    keys: dict[Any, str] = {}
-    out = []
-    for text, params in zip(rows["params"], rows["p"], strict=True):
-        if text not in keys:
-            keys[text] = without(params, "include_transfer")
-        out.append(keys[text])
-    return pd.Series(out, index=rows.index, dtype=object)  # Python strings: walked row by row
-
-
 @dataclass(frozen=True)
-class CpuCases:
-    """(host, workload, params-without-transfer) of every ok CPU row, and the (host, workload)
-    pairs among them, as sets: every GPU row looks both up."""
+class Checked:
+    """What the checks read, one array per column, each value of ``device_info``, ``metrics``
+    and ``params`` taken out once: the checks then run on whole columns (a big store has
+    100,000 rows; checked one at a time they took seconds)."""
 
-    cases: frozenset[tuple[str, str, str]]
-    workloads: frozenset[tuple[str, str]]
+    ok: np.ndarray
+    kind: pd.Series
+    precision: pd.Series
+    model: pd.Series
+    workload: pd.Series
+    numbers: dict[str, np.ndarray]
+    pinned: np.ndarray
+    with_precision: np.ndarray
+    cpu_cases: np.ndarray  # (host, workload, params without include_transfer) is a CPU case
+    cpu_workloads: np.ndarray  # (host, workload) has CPU cases
+
+    @classmethod
+    def of(cls, rows: pd.DataFrame) -> Checked:
+        ok = (rows["status"] == "ok").to_numpy(bool)
+        kind = rows["device_kind"].astype(str)
+        params, devices = _distinct(rows["params"]), _distinct(rows["device_info"])
+        numbers = {name: _column_numbers(rows[name]) for name in NUMBER_COLUMNS}
+        for key in DEVICE_INFO:
+            numbers[key] = _each(rows["dev"], devices, lambda dev, key=key: _number(dev.get(key)))
+        numbers |= _metrics(rows)
+        cpu_params = _each(rows["p"], params, lambda p: without(p, *TRANSFER), object)
+        pair = _codes(rows["host"]) * (rows["workload"].nunique() + 1) + _codes(rows["workload"])
+        case = pair * (len(rows) + 1) + _codes(pd.Series(cpu_params))
+        cpu = ok & (kind == "cpu").to_numpy()
+        return cls(
+            ok=ok,
+            kind=kind,
+            precision=pd.Series(_each(rows["p"], params, precision_of, object), dtype=object),
+            model=rows["device_model"].fillna("").astype(str),
+            workload=rows["workload"].astype(str),
+            numbers=numbers,
+            pinned=_each(rows["p"], params, lambda p: "threads" in p, bool),
+            with_precision=_each(
+                rows["p"], params, lambda p: "precision" in p or "dtype" in p, bool
+            ),
+            cpu_cases=np.isin(case, case[cpu]),
+            cpu_workloads=np.isin(pair, pair[cpu]),
+        )
+
+    def accelerator(self) -> np.ndarray:
+        return self.kind.isin(ACCELERATOR_KINDS).to_numpy()
 
 
-def row_flags(row: Any, cpu_cases: CpuCases | None = None) -> list[str]:
-    """Every flag that applies to one decoded row (see the module docstring); with
-    ``cpu_cases``, the row also has ``cpu_params`` (:func:`_cpu_params`)."""
-    if row.status != "ok":
-        return []
-    flags = [code for code, check in ROW_CHECKS if check(row)]
-    if cpu_cases is not None and _precision_mismatch(row, cpu_cases):
-        flags.append("precision-mismatch")
+TRANSFER = ("include_transfer",)
+NUMBER_COLUMNS = ("tflops", "gbps", "bytes", "median_s", "iqr_s", "threads")
+DEVICE_INFO = (
+    "logical_cpus",
+    "l3_cache_bytes",
+    "l2_cache_bytes",
+    "max_sm_clock_mhz",
+    "usable_cpus",
+)
+METRICS = ("nvml.throttle_reasons", "nvml.sm_clock_mean_mhz")
+
+
+def row_flags(checked: Checked) -> list[list[str]]:
+    """Every flag of every row (see the module docstring), in :data:`CHECKS` order; none on a
+    row whose status is not ok."""
+    hits = [(code, check(checked) & checked.ok) for code, check in CHECKS]
+    flags: list[list[str]] = [[] for _ in range(len(checked.ok))]
+    for code, hit in hits:
+        for position in np.flatnonzero(hit):
+            flags[position].append(code)
     return flags
+
+
+def _distinct(texts: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's number among the distinct values of ``texts``, and the first row of each:
+    a store repeats the same parameters and device info across its runs."""
+    codes = _codes(texts)
+    return codes, np.unique(codes, return_index=True)[1]
+
+
+def _codes(values: pd.Series) -> np.ndarray:
+    return pd.factorize(values, use_na_sentinel=False)[0]
+
+
+def _each(
+    column: pd.Series,
+    distinct: tuple[np.ndarray, np.ndarray],
+    read: Callable[[Any], Any],
+    dtype: type = float,
+) -> np.ndarray:
+    """``read(value)`` for the value of ``column`` on every row, worked out once per distinct
+    text (:func:`_distinct`); the decoded dicts (empty when absent) are only read."""
+    codes, first = distinct
+    values = column.to_numpy(object)
+    return np.array([read(values[row] or {}) for row in first], dtype=dtype)[codes]
+
+
+def _number(value: Any) -> float:
+    """A value as a float, NaN where it is no number (a bool counts, as 0 or 1)."""
+    return float(value) if isinstance(value, (int, float)) and value == value else math.nan
+
+
+def _column_numbers(column: pd.Series) -> np.ndarray:
+    if pd.api.types.is_numeric_dtype(column):
+        return column.to_numpy(dtype=float, na_value=np.nan)
+    return np.array([_number(value) for value in column], dtype=float)
+
+
+def _metrics(rows: pd.DataFrame) -> dict[str, np.ndarray]:
+    """The NVML metrics the checks read: finite numbers, not bools (as ``metric`` reads them);
+    only rows whose metrics mention NVML are looked into."""
+    out = {key: np.full(len(rows), np.nan) for key in METRICS}
+    mentioned = rows["metrics"].astype(str).str.contains("nvml.", regex=False).to_numpy(bool)
+    metrics = rows["m"].to_numpy(object)
+    for row in np.flatnonzero(mentioned):
+        for key in METRICS:
+            value = (metrics[row] or {}).get(key)
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                out[key][row] = value if math.isfinite(value) else np.nan
+    return out
+
+
+def _set(values: np.ndarray) -> np.ndarray:
+    """Truthiness as the row checks used it: a number that is there and not zero."""
+    return ~np.isnan(values) & (values != 0)
 
 
 @functools.cache
@@ -140,78 +220,74 @@ def datasheet_peak(model: str, key: str) -> float | None:
     return None
 
 
-def _num(value: Any) -> float | None:
-    # a tuple, not int | float: isinstance is faster with it, and this runs ten times a row
-    return float(value) if isinstance(value, (int, float)) and value == value else None
+def _peaks(models: pd.Series, keys: pd.Series) -> np.ndarray:
+    """:func:`datasheet_peak` of every row's (model, key), NaN where none is known."""
+    model_codes, model_names = pd.factorize(models)
+    key_codes, key_names = pd.factorize(keys)
+    table = np.array(
+        [[datasheet_peak(str(m), str(k)) or np.nan for k in key_names] for m in model_names],
+        dtype=float,
+    ).reshape(len(model_names), len(key_names))
+    return table[model_codes, key_codes]
 
 
-def _above_peak(row: Any) -> bool:
-    tflops, gbps = _num(row.tflops), _num(row.gbps)
-    precision = precision_of(row.p)
-    if row.device_kind == "cpu":
-        cpus = _num(info_value(row, "logical_cpus"))
-        per_cycle = CPU_FLOP_PER_CYCLE.get(precision)
-        bound = cpus * CPU_GHZ * per_cycle / 1e3 if cpus and per_cycle else None
-        return bool(tflops and bound and tflops > bound)
-    model = str(row.device_model or "")
-    flop_peak, byte_peak = datasheet_peak(model, precision), datasheet_peak(model, "gbps")
-    over_flops = bool(tflops and flop_peak and tflops > 1.05 * flop_peak)
+def _above_peak(c: Checked) -> np.ndarray:
+    tflops, gbps = c.numbers["tflops"], c.numbers["gbps"]
+    per_cycle = c.precision.map(CPU_FLOP_PER_CYCLE).to_numpy(float)
+    bound = c.numbers["logical_cpus"] * CPU_GHZ * per_cycle / 1e3
+    cpu = (c.kind == "cpu").to_numpy()
+    cpu_over = _set(tflops) & _set(bound) & (tflops > bound)
+    flop_peak = _peaks(c.model, c.precision)
+    byte_peak = _peaks(c.model, pd.Series("gbps", index=c.model.index))
+    over_flops = _set(tflops) & _set(flop_peak) & (tflops > 1.05 * flop_peak)
     # transfers are not bounded by HBM, and neither is a copy whose buffers fit in the cache
     # (16 MiB copied on an H200 ran at 5.1 TB/s out of its 60 MB L2: in-cache, not an error)
-    in_device = row.workload in ("copy",) and not _in_cache(row)
-    return over_flops or bool(in_device and gbps and byte_peak and gbps > 1.05 * byte_peak)
+    in_device = (c.workload == "copy").to_numpy() & ~_in_cache(c)
+    over_bytes = in_device & _set(gbps) & _set(byte_peak) & (gbps > 1.05 * byte_peak)
+    return np.where(cpu, cpu_over, over_flops | over_bytes)
 
 
-def _in_cache(row: Any) -> bool:
-    size = _num(row.bytes)
-    cache = _num(info_value(row, "l3_cache_bytes")) or _num(info_value(row, "l2_cache_bytes"))
-    return bool(size and cache and size < cache)
+def _in_cache(c: Checked) -> np.ndarray:
+    size, l3 = c.numbers["bytes"], c.numbers["l3_cache_bytes"]
+    cache = np.where(_set(l3), l3, c.numbers["l2_cache_bytes"])
+    return _set(size) & _set(cache) & (size < cache)
 
 
-def _launch_bound(row: Any) -> bool:
-    return is_accelerator(row.device_kind) and float(row.median_s) < LAUNCH_BOUND_S
+def _launch_bound(c: Checked) -> np.ndarray:
+    return c.accelerator() & (c.numbers["median_s"] < LAUNCH_BOUND_S)
 
 
-def _noisy(row: Any) -> bool:
-    iqr, median = _num(row.iqr_s), _num(row.median_s)
-    return bool(iqr is not None and median and iqr > NOISY_IQR * median)
+def _noisy(c: Checked) -> np.ndarray:
+    iqr, median = c.numbers["iqr_s"], c.numbers["median_s"]
+    return ~np.isnan(iqr) & _set(median) & (iqr > NOISY_IQR * median)
 
 
-def _throttled(row: Any) -> bool:
-    reasons = metric(row, "nvml.throttle_reasons")
-    if reasons is not None and int(reasons) & THROTTLE_MASK:
-        return True
-    clock, top = metric(row, "nvml.sm_clock_mean_mhz"), _num(info_value(row, "max_sm_clock_mhz"))
-    return bool(clock and top and clock < CLOCK_SHARE * top)
+def _throttled(c: Checked) -> np.ndarray:
+    reasons = c.numbers["nvml.throttle_reasons"]
+    slowed = np.array([v == v and int(v) & THROTTLE_MASK != 0 for v in reasons], dtype=bool)
+    clock, top = c.numbers["nvml.sm_clock_mean_mhz"], c.numbers["max_sm_clock_mhz"]
+    return slowed | (_set(clock) & _set(top) & (clock < CLOCK_SHARE * top))
 
 
-def _not_all_cores(row: Any) -> bool:
-    usable, threads = _num(info_value(row, "usable_cpus")), _num(row.threads)
-    pinned = "threads" in row.p
-    return row.device_kind == "cpu" and not pinned and bool(usable and threads and threads < usable)
+def _not_all_cores(c: Checked) -> np.ndarray:
+    usable, threads = c.numbers["usable_cpus"], c.numbers["threads"]
+    cpu = (c.kind == "cpu").to_numpy()
+    return cpu & ~c.pinned & _set(usable) & _set(threads) & (threads < usable)
 
 
-ROW_CHECKS: tuple[tuple[str, Callable[[Any], bool]], ...] = (
+def _precision_mismatch(c: Checked) -> np.ndarray:
+    return c.accelerator() & c.with_precision & c.cpu_workloads & ~c.cpu_cases
+
+
+CHECKS: tuple[tuple[str, Callable[[Checked], np.ndarray]], ...] = (
     ("above-peak", _above_peak),
     ("in-cache", _in_cache),
     ("launch-bound", _launch_bound),
     ("noisy", _noisy),
     ("clock-throttled", _throttled),
     ("cpu-not-all-cores", _not_all_cores),
+    ("precision-mismatch", _precision_mismatch),
 )
-
-
-def _cpu_cases(rows: pd.DataFrame) -> CpuCases:
-    cpu = rows[(rows["status"] == "ok") & (rows["device_kind"] == "cpu")]
-    cases = set(zip(cpu["host"], cpu["workload"], cpu["cpu_params"], strict=True))
-    return CpuCases(frozenset(cases), frozenset((host, name) for host, name, _ in cases))
-
-
-def _precision_mismatch(row: Any, cpu_cases: CpuCases) -> bool:
-    if not is_accelerator(row.device_kind) or not any(k in row.p for k in ("precision", "dtype")):
-        return False
-    same_workload = (row.host, row.workload) in cpu_cases.workloads
-    return same_workload and (row.host, row.workload, row.cpu_params) not in cpu_cases.cases
 
 
 # -- the summary finding -------------------------------------------------------------------------
