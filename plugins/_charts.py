@@ -58,7 +58,9 @@ def ratio_chart(data: pd.DataFrame, x: str, title: str, color: str | None = None
         **encode_color,
     )
     line = base.mark_line(point=True).encode(
-        y=alt.Y("value:Q"), tooltip=_tooltips(alt, f"{x}:Q", "value:Q", "low:Q", "high:Q"), **encode_color
+        y=alt.Y("value:Q"),
+        tooltip=_tooltips(alt, f"{x}:Q", "value:Q", "low:Q", "high:Q"),
+        **encode_color,
     )
     one = (
         alt.Chart(pd.DataFrame({"one": [1.0]}))
@@ -66,7 +68,9 @@ def ratio_chart(data: pd.DataFrame, x: str, title: str, color: str | None = None
         .encode(y=alt.Y("one:Q"))
     )
     drawn = _drawn(data, x, "value", "low", "high", color)
-    return alt.layer(band, line, one, data=drawn, title=title, **SIZE)
+    from benchsite.site.charts import layer  # imports Altair: only once it is known to be there
+
+    return layer(band, line, one, data=drawn, title=title, **SIZE)
 
 
 def line_chart(

@@ -11,8 +11,11 @@ its whole schema, ~15 ms each, which made chart building a large part of a site 
 
 from __future__ import annotations
 
+from typing import Any
+
 import altair as alt
 import pandas as pd
+from altair.utils.schemapi import debug_mode
 
 WIDTH, HEIGHT = 640, 300
 FACET_COLUMNS = 2
@@ -54,7 +57,42 @@ def _facet(chart: alt.TopLevelMixin, frame: pd.DataFrame) -> alt.TopLevelMixin:
     """Split by ``variant`` (the parameters other than the axis) when there is more than one."""
     if frame["variant"].nunique() <= 1:
         return chart
-    return chart.facet(facet=alt.Facet("variant:N", title=None), columns=FACET_COLUMNS)
+    return facet(chart, alt.Facet("variant:N", title=None), columns=FACET_COLUMNS)
+
+
+class _Layered(alt.LayerChart):
+    """An ``alt.LayerChart`` whose constructor only keeps what it is given. Altair's
+    deep-copies every layer twice to merge their parameters (selections), and runs again on
+    every copy ``to_dict`` makes: ~10 ms a chart, seconds over a big store's charts. The
+    charts here have no parameters, no size on a layer, and no data shared by every layer
+    that Altair would lift up; for them the spec is the same (checked on every chart of the
+    example site and of ``benchmarks/site_build.py``'s store)."""
+
+    def __init__(self, data: Any = alt.Undefined, layer: Any = (), **kwargs: Any) -> None:
+        with debug_mode(False):  # no validation: Vega-Lite checks the spec when it draws it
+            alt.TopLevelLayerSpec.__init__(self, data=data, layer=list(layer), **kwargs)
+
+
+class _Faceted(alt.FacetChart):
+    """An ``alt.FacetChart`` that, like :class:`_Layered`, does not copy its chart."""
+
+    def __init__(self, data: Any = alt.Undefined, spec: Any = alt.Undefined, **kwargs: Any) -> None:
+        with debug_mode(False):
+            alt.TopLevelFacetSpec.__init__(self, data=data, spec=spec, **kwargs)
+
+
+def layer(*charts: alt.Chart, **properties: Any) -> alt.LayerChart:
+    """``alt.layer(*charts, **properties)`` for charts such as this site's (see
+    :class:`_Layered`)."""
+    return _Layered(layer=charts, **properties)
+
+
+def facet(chart: alt.TopLevelMixin, by: alt.Facet, columns: int) -> alt.FacetChart:
+    """``chart.facet(facet=by, columns=columns)``: the chart's data moves up to the facet, as
+    Altair moves it."""
+    data, spec = chart.data, chart.copy(deep=False)
+    spec.data = alt.Undefined
+    return _Faceted(data=data, spec=spec, facet=by, columns=columns)
 
 
 def _device_color() -> alt.Color:
@@ -74,11 +112,15 @@ def time_chart(frame: pd.DataFrame, axis: str) -> alt.TopLevelMixin:
     base = alt.Chart().encode(x=x, color=_device_color())
     band = base.mark_area(opacity=0.2).encode(y=alt.Y("ci_low_s:Q"), y2=alt.Y2("ci_high_s:Q"))
     line = base.mark_line(point=True).encode(
-        y=alt.Y("median_s:Q", title="median time per call (s)", scale=y_scale,
-                axis=alt.Axis(format="~s")),
+        y=alt.Y(
+            "median_s:Q",
+            title="median time per call (s)",
+            scale=y_scale,
+            axis=alt.Axis(format="~s"),
+        ),
         tooltip=_tooltip(alt.Tooltip("axis_value:Q", title=axis), alt.Tooltip("median_s:Q")),
     )
-    return _facet(alt.layer(band, line, data=data, **_size(data)), data)
+    return _facet(layer(band, line, data=data, **_size(data)), data)
 
 
 def speedup_chart(frame: pd.DataFrame, crossings: pd.DataFrame, axis: str) -> alt.TopLevelMixin:
@@ -112,7 +154,7 @@ def speedup_chart(frame: pd.DataFrame, crossings: pd.DataFrame, axis: str) -> al
     )
     layers = [band, line, even] + ([cross] if data["crossover"].notna().any() else [])
     # an empty crossover layer makes Vega warn of an infinite extent
-    return _facet(alt.layer(*layers, data=data, **_size(data)), data)
+    return _facet(layer(*layers, data=data, **_size(data)), data)
 
 
 def _with_crossovers(data: pd.DataFrame, crossings: pd.DataFrame) -> pd.DataFrame:
@@ -192,7 +234,7 @@ def headline_chart(frame: pd.DataFrame) -> alt.TopLevelMixin:
     )
     even = alt.Chart().mark_rule(color="gray", strokeDash=[2, 2]).encode(x=alt.XDatum(1))
     height = max(60, 22 * data["label"].nunique())
-    return alt.layer(bars, dots, even, data=data, width=WIDTH, height=height)
+    return layer(bars, dots, even, data=data, width=WIDTH, height=height)
 
 
 def runs_chart(frame: pd.DataFrame) -> alt.TopLevelMixin:
