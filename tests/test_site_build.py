@@ -16,6 +16,8 @@ import pytest
 from conftest import EXAMPLE_RESULTS
 
 from benchsite import store
+from benchsite.errors import PluginError
+from benchsite.records import RenderedPage
 from benchsite.site import BuildOptions, build_site
 from benchsite.site import build as build_module
 
@@ -167,6 +169,16 @@ def test_user_templates_override_any_file_and_extend_the_default(tmp_path, examp
     for html in html_files(out).values():
         assert "Made by the lab" in html and "Lab report" in html and 'href="' in html
     assert (out / "assets/site.css").read_text() == "body { color: rebeccapurple; }"
+
+
+def test_a_page_cannot_write_outside_the_site(tmp_path):
+    site = tmp_path / "site"
+    for path in ("../escape.html", "a/../../escape.html", "/tmp/escape.html"):
+        with pytest.raises(PluginError, match="outside the site"):
+            build_module._write(site, RenderedPage(path, "x"))
+    assert build_module._write(site, RenderedPage("a/../inside.html", "x")) == "a/../inside.html"
+    assert (site / "inside.html").read_text() == "x"
+    assert not (tmp_path / "escape.html").exists()
 
 
 def test_rebuild_removes_files_the_previous_build_wrote_and_no_longer_writes(tmp_path):

@@ -199,17 +199,18 @@ def analyse_alongside(
     plugins: Plugins, analysed: Analysed, writer: PageWriter, pages: list[Page]
 ) -> list[str]:
     """Run every analysis (adding its findings to ``analysed``) and render ``pages``, which
-    need no findings, side by side: the pages fill the cores while the last analyses run.
-    Return the files the pages wrote. One worker per core: analyses that build on the same
-    tables (cached per process) then share them more often."""
+    need no findings, side by side. Return the files the pages wrote. The pages go first: they
+    read every row (the runs page is the longest job of the stage), and started last they
+    left one core idle at the end (on the benchmark store, 8.5 s for the stage, 7.8 s so).
+    One worker per core: analyses that build on the same tables (cached per process) then
+    share them more often."""
     analyses = analysis_jobs(plugins, analysed.results)  # hook: register_analyses
-    count = len(analyses)
     outputs = run_jobs(
-        [*analyses.values(), *writer.jobs(pages)],
-        on_result=lambda index, output: writer.done(output) if index >= count else None,
+        [*writer.jobs(pages), *analyses.values()],
+        on_result=lambda index, output: writer.done(output) if index < len(pages) else None,
     )
-    collect(analysed, list(analyses), outputs[:count])
-    return writer.record(pages, outputs[count:])
+    collect(analysed, list(analyses), outputs[len(pages) :])
+    return writer.record(pages, outputs[: len(pages)])
 
 
 def _write_page(out: Path, site: Site, page: Page, strict: bool) -> PageOutput:
@@ -241,9 +242,12 @@ def write_assets(
 
 
 def _write(out: Path, file: RenderedPage) -> str:
-    target = out / file.path
-    if not target.resolve().is_relative_to(out.resolve()):
+    # checked on the path's text: resolving it on disk (twice a file) took ~0.25 s for the
+    # 2,100 files of a big store's site; the site's own folders are not links
+    inside = os.path.normpath(file.path)
+    if os.path.isabs(inside) or inside == ".." or inside.startswith(".." + os.sep):
         raise PluginError(f"a page wants to write {file.path}, outside the site: fix the plugin")
+    target = out / file.path
     target.parent.mkdir(parents=True, exist_ok=True)
     if isinstance(file.content, bytes):
         target.write_bytes(file.content)
