@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import pandas as pd
+
 from benchsite import Page, RenderedPage, hookimpl
 from benchsite.site import Site, charts, describe, frames
 from benchsite.site.context import RunContext, RunRow, RunsContext
 from benchsite.site.renderer import RUN_PAGE_ROWS
-from benchsite.site.views import case_table
+from benchsite.site.views import CaseTable, case_table
 
 
 @hookimpl
@@ -23,22 +25,26 @@ def render(site: Site) -> list[RenderedPage]:
     chart = site.chart(charts.runs_chart(table), "Runs over time", describe.runs_text(table))
     pages = [site.render("runs.html", "runs.html", RunsContext(list(rows.values()), chart), "runs")]
     run_hrefs = {run_id: row.href for run_id, row in rows.items()}
-    for run_id, group in frames.run_order(site.results).groupby("run_id", sort=False):
-        pages.extend(run_pages(site, rows[str(run_id)], group, run_hrefs))
+    ordered = frames.run_order(site.results)
+    # one table for every row (made a column at a time, it costs per call, not only per row),
+    # then each run's lines: its rows, in frame order
+    lines = case_table(ordered, run_hrefs).lines
+    positions = pd.Series(range(len(ordered)), index=ordered.index)
+    for run_id, group in positions.groupby(ordered["run_id"].to_numpy(), sort=False):
+        table = CaseTable([lines[at] for at in group])
+        pages.extend(run_pages(site, rows[str(run_id)], table))
     return pages
 
 
-def run_pages(
-    site: Site, run: RunRow, rows: Any, run_hrefs: dict[str, str]
-) -> list[RenderedPage]:
+def run_pages(site: Site, run: RunRow, table: CaseTable) -> list[RenderedPage]:
     """A run's rows, :data:`RUN_PAGE_ROWS` per page (the order row links expect)."""
-    starts = range(0, len(rows), RUN_PAGE_ROWS)
+    starts = range(0, len(table), RUN_PAGE_ROWS)
     parts = [(str(n + 1), site.run_path(run.run_id, n)) for n in range(len(starts))]
     return [
         site.render(
             "run.html",
             parts[n][1],
-            RunContext(run, case_table(rows.iloc[start : start + RUN_PAGE_ROWS], run_hrefs),
+            RunContext(run, CaseTable(table.lines[start : start + RUN_PAGE_ROWS]),
                        parts if len(parts) > 1 else []),
             "runs",
         )
