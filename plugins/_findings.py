@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import operator
 import re
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -131,7 +132,13 @@ def column_groups(
     for index in rows.groupby(keys, observed=True, sort=True).indices.values():
         if order is not None:
             index = index[order[index].argsort(kind="quicksort")]
-        yield {name: [column[i] for i in index] for name, column in values.items()}
+        # itemgetter picks a group's values in C: a comprehension per column and group was
+        # half a second over the 10,000 cases × 9 columns of the history analysis
+        pick = operator.itemgetter(*index.tolist())
+        if len(index) == 1:
+            yield {name: [pick(column)] for name, column in values.items()}
+        else:
+            yield {name: list(pick(column)) for name, column in values.items()}
 
 
 def precision_of(params: Mapping[str, Any]) -> str:
