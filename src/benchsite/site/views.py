@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from html import escape
 from typing import Any
@@ -279,7 +280,7 @@ def _concat(*parts: Any) -> np.ndarray:
 
 def finding_view(
     finding: Finding,
-    row_labels: dict[str, EvidenceLink],
+    row_labels: Mapping[str, EvidenceLink],
     workload_href: dict[str, str],
     chart: ChartView | None = None,
     limit: int = 5,
