@@ -287,7 +287,7 @@ def finding_view(
 ) -> FindingView:
     """A finding with its first ``limit`` evidence rows as links; ``evidence_href`` is the page
     that lists every one (see :func:`evidence_path`)."""
-    known = [row_labels[row_id] for row_id in finding.evidence if row_id in row_labels]
+    known = [row_id for row_id in finding.evidence if row_id in row_labels]  # some cite every row
     return FindingView(
         id=_anchor(finding.id),
         kind=finding.kind,
@@ -298,7 +298,7 @@ def finding_view(
         numbers=[
             (_key_text(key), _value_text(value, str(key))) for key, value in finding.numbers.items()
         ],
-        evidence=known[:limit],
+        evidence=[row_labels[row_id] for row_id in known[:limit]],
         evidence_missing=len(finding.evidence) - len(known[:limit]),
         evidence_href=evidence_path(finding.id),
         question=finding.question,
