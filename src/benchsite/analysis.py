@@ -53,9 +53,12 @@ def analyse(plugins: Plugins, results: pd.DataFrame) -> Analysed:
     return analysed
 
 
+AnalysisOutput = tuple[list[Finding], str | None]  # an analysis' findings, or why it failed
+
+
 def analysis_jobs(
     plugins: Plugins, results: pd.DataFrame
-) -> dict[str, Callable[[], tuple[list[Finding], str | None]]]:
+) -> dict[str, Callable[[], AnalysisOutput]]:
     """One job per registered analysis (hook: register_analyses), by name: each returns its
     findings and, when it failed, why."""
     return {
@@ -64,9 +67,7 @@ def analysis_jobs(
     }
 
 
-def collect(
-    analysed: Analysed, names: list[str], outputs: list[tuple[list[Finding], str | None]]
-) -> None:
+def collect(analysed: Analysed, names: list[str], outputs: list[AnalysisOutput]) -> None:
     """Add the analyses' outputs (in the order of ``names``) to ``analysed``."""
     for name, (findings, error) in zip(names, outputs, strict=True):
         analysed.findings.extend(findings)
@@ -74,9 +75,7 @@ def collect(
             analysed.errors[name] = error
 
 
-def _run(
-    analyze: Callable[[pd.DataFrame], list[Finding]], results: pd.DataFrame
-) -> tuple[list[Finding], str | None]:
+def _run(analyze: Callable[[pd.DataFrame], list[Finding]], results: pd.DataFrame) -> AnalysisOutput:
     """One analysis' findings, their charts made into specs here, in the worker (see
     :mod:`benchsite.specs`); or why it failed."""
     try:

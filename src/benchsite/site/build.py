@@ -20,7 +20,13 @@ from typing import Any, TypeVar
 import pandas as pd
 
 from benchsite import registry, store
-from benchsite.analysis import Analysed, analysis_jobs, collect, prepare_results
+from benchsite.analysis import (
+    Analysed,
+    AnalysisOutput,
+    analysis_jobs,
+    collect,
+    prepare_results,
+)
 from benchsite.errors import PluginError, describe_exception
 from benchsite.jobs import run_jobs
 from benchsite.plugin_manager import Plugins, load_plugins
@@ -28,6 +34,7 @@ from benchsite.records import Page, RenderedPage
 from benchsite.runner import Reporter, RunOptions, SilentReporter, run_benchmarks
 from benchsite.site import assets, frames
 from benchsite.site.renderer import NavItem, Site, row_links
+from benchsite.site.sanitize import markdown_html, remember
 from benchsite.site.theme import make_environment, read_static
 from benchsite.specs import CHART_FOLDER, ChartSpec
 
@@ -205,12 +212,25 @@ def analyse_alongside(
     One worker per core: analyses that build on the same tables (cached per process) then
     share them more often."""
     analyses = analysis_jobs(plugins, analysed.results)  # hook: register_analyses
+    jobs = [functools.partial(_with_markdown, job) for job in analyses.values()]
     outputs = run_jobs(
-        [*writer.jobs(pages), *analyses.values()],
+        [*writer.jobs(pages), *jobs],
         on_result=lambda index, output: writer.done(output) if index < len(pages) else None,
     )
-    collect(analysed, list(analyses), outputs[len(pages) :])
+    for _, rendered in outputs[len(pages) :]:
+        remember(rendered)
+    collect(analysed, list(analyses), [output for output, _ in outputs[len(pages) :]])
     return writer.record(pages, outputs[: len(pages)])
+
+
+def _with_markdown(job: Callable[[], AnalysisOutput]) -> tuple[AnalysisOutput, dict[str, str]]:
+    """An analysis' output, and its findings' Markdown rendered here, in its worker, as HTML:
+    the pages that show them then find it done. Rendered by the findings page it was the
+    longest job of its stage (a big store's thousands of findings hold hundreds of tables,
+    ~1.5 ms each), while the cores idled at the end of this one."""
+    output = job()
+    texts = {text for finding in output[0] for text in (finding.answer, finding.explanation)}
+    return output, {text: str(markdown_html(text)) for text in texts if text}
 
 
 def _write_page(out: Path, site: Site, page: Page, strict: bool) -> PageOutput:

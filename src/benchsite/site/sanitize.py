@@ -32,12 +32,26 @@ def clean_html(html: str) -> Markup:
     )
 
 
-@functools.lru_cache(maxsize=4096)
 def markdown_html(text: str | None) -> Markup:
     """Render Markdown ``text`` and sanitize the result; empty for ``None``. Cached: the same
-    finding appears on several pages."""
+    finding appears on several pages; and a build renders its findings' texts in the analysis
+    workers, as soon as they exist, and hands them in here (:func:`remember`)."""
     if not text:
         return Markup("")
+    return _REMEMBERED.get(text) or _rendered(text)
+
+
+def remember(rendered: dict[str, str]) -> None:
+    """Take ``markdown_html(text)`` for each text of ``rendered`` (text: its HTML, made by
+    :func:`markdown_html` in another process)."""
+    _REMEMBERED.update((text, Markup(html)) for text, html in rendered.items())
+
+
+_REMEMBERED: dict[str, Markup] = {}
+
+
+@functools.lru_cache(maxsize=4096)
+def _rendered(text: str) -> Markup:
     return clean_html(_converter().render(text))
 
 
