@@ -6,6 +6,8 @@ so when Altair is not installed (it is in the ``site`` extra) they return ``None
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
@@ -22,6 +24,21 @@ def _altair() -> Any:
     except ImportError:
         return None
     return alt
+
+
+def _unvalidated(chart: Callable[..., Any]) -> Callable[..., Any]:
+    """:func:`benchsite.site.charts.unvalidated` (Altair's checks of each part as it is made
+    skipped), once Altair is known to be installed."""
+
+    @functools.wraps(chart)
+    def build(*args: Any, **kwargs: Any) -> Any:
+        if _altair() is None:
+            return chart(*args, **kwargs)
+        from benchsite.site.charts import unvalidated
+
+        return unvalidated(chart)(*args, **kwargs)
+
+    return build
 
 
 def _drawn(data: pd.DataFrame, *columns: str | None) -> pd.DataFrame:
@@ -43,6 +60,7 @@ def _tooltips(alt: Any, *fields: str) -> list[Any]:
     return [alt.Tooltip(field) for field in fields]
 
 
+@_unvalidated
 def ratio_chart(data: pd.DataFrame, x: str, title: str, color: str | None = None) -> Any:
     """A ratio (``value`` with ``low``/``high``) against ``x`` on log axes, a line at 1×."""
     alt = _altair()
@@ -73,6 +91,7 @@ def ratio_chart(data: pd.DataFrame, x: str, title: str, color: str | None = None
     return layer(band, line, one, data=drawn, title=title, **SIZE)
 
 
+@_unvalidated
 def line_chart(
     data: pd.DataFrame,
     x: str,
@@ -104,6 +123,7 @@ def line_chart(
     )
 
 
+@_unvalidated
 def bar_chart(data: pd.DataFrame, x: str, y: str, group: str, title: str) -> Any:
     """Bars of ``y`` per ``x`` category, side by side per ``group`` (one colour each)."""
     alt = _altair()

@@ -11,12 +11,16 @@ its whole schema, ~15 ms each, which made chart building a large part of a site 
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+from collections.abc import Callable
+from typing import Any, ParamSpec, TypeVar
 
 import altair as alt
 import pandas as pd
 from altair.utils.schemapi import debug_mode
 
+P = ParamSpec("P")
+R = TypeVar("R")
 WIDTH, HEIGHT = 640, 300
 FACET_COLUMNS = 2
 MAX_LISTED_TICKS = 12
@@ -58,6 +62,19 @@ def _facet(chart: alt.TopLevelMixin, frame: pd.DataFrame) -> alt.TopLevelMixin:
     if frame["variant"].nunique() <= 1:
         return chart
     return facet(chart, alt.Facet("variant:N", title=None), columns=FACET_COLUMNS)
+
+
+def unvalidated(chart: Callable[P, R]) -> Callable[P, R]:
+    """A chart function run with Altair's debug mode off: Altair then skips validating each
+    part (scale, axis, legend...) against its JSON schema as it is made, ~0.25 ms a part.
+    Vega-Lite checks the whole spec when it draws it, and the tests draw every chart."""
+
+    @functools.wraps(chart)
+    def build(*args: P.args, **kwargs: P.kwargs) -> R:
+        with debug_mode(False):
+            return chart(*args, **kwargs)
+
+    return build
 
 
 class _Layered(alt.LayerChart):
@@ -103,6 +120,7 @@ def _tooltip(*extra: alt.Tooltip) -> list[alt.Tooltip]:
     return [alt.Tooltip("series:N", title="device"), alt.Tooltip("variant:N"), *extra]
 
 
+@unvalidated
 def time_chart(frame: pd.DataFrame, axis: str) -> alt.TopLevelMixin:
     """Median time per call against the axis, one line per host and device, with the 95% CI of
     the median as a band. Columns: axis_value, median_s, ci_low_s, ci_high_s, series, variant."""
@@ -123,6 +141,7 @@ def time_chart(frame: pd.DataFrame, axis: str) -> alt.TopLevelMixin:
     return _facet(layer(band, line, data=data, **_size(data)), data)
 
 
+@unvalidated
 def speedup_chart(frame: pd.DataFrame, crossings: pd.DataFrame, axis: str) -> alt.TopLevelMixin:
     """Accelerator speedup over the CPU (CPU time / accelerator time) against the axis, with its
     interval, a rule at 1× (break-even) and a dashed rule at each crossover inside the range.
@@ -167,6 +186,7 @@ def _with_crossovers(data: pd.DataFrame, crossings: pd.DataFrame) -> pd.DataFram
     return merged
 
 
+@unvalidated
 def rate_chart(frame: pd.DataFrame, axis: str, column: str, unit: str) -> alt.TopLevelMixin:
     """Throughput (``column`` in ``unit``: TFLOP/s, GB/s or items/s) against the axis."""
     data = frame[["axis_value", column, "series", "variant"]].rename(columns={column: "rate"})
@@ -185,6 +205,7 @@ def rate_chart(frame: pd.DataFrame, axis: str, column: str, unit: str) -> alt.To
     return _facet(chart, data)
 
 
+@unvalidated
 def memory_chart(frame: pd.DataFrame, axis: str) -> alt.TopLevelMixin:
     """Peak memory against the axis, per device and memory metric (GPU allocated/reserved, CPU
     RSS above the worker's baseline). Columns: axis_value, value, metric, series, variant."""
@@ -208,6 +229,7 @@ def memory_chart(frame: pd.DataFrame, axis: str) -> alt.TopLevelMixin:
     return _facet(chart, data)
 
 
+@unvalidated
 def headline_chart(frame: pd.DataFrame) -> alt.TopLevelMixin:
     """Speedup per workload (dot) with its interval (bar), one colour per accelerator, at the
     largest size measured on both. Columns: workload, variant, series, speedup, low, high."""
@@ -237,6 +259,7 @@ def headline_chart(frame: pd.DataFrame) -> alt.TopLevelMixin:
     return layer(bars, dots, even, data=data, width=WIDTH, height=height)
 
 
+@unvalidated
 def runs_chart(frame: pd.DataFrame) -> alt.TopLevelMixin:
     """Every run over time, one row per host; point size is the number of cases and colour says
     whether any case failed. Columns: host, run_id, started, cases, failed."""
