@@ -7,6 +7,7 @@ import re
 
 import pytest
 from analysis_frames import frame, row
+from benchsite.plugins._findings import without
 
 from benchsite import store
 from benchsite.analysis import analyse
@@ -111,3 +112,11 @@ def test_committed_example_results_analyse_cleanly():
     for found in analysed.findings:
         assert found.evidence or found.strength == "none", found.id
     assert {f.kind for f in analysed.findings} >= {"faq", "claim", "recommendation", "validity"}
+
+
+def test_a_case_key_without_some_parameters_keeps_the_type_of_each_value():
+    """without() is cached by value; 1, 1.0 and True are equal keys in Python, not in JSON."""
+    assert without({"size": 1, "transfer": True}, "transfer") == '{"size": 1}'
+    assert without({"size": 1.0, "transfer": True}, "transfer") == '{"size": 1.0}'
+    assert without({"size": True}) == '{"size": true}'
+    assert without({"shape": [2, 3], "b": "x"}, "b") == '{"shape": [2, 3]}'  # not hashable
