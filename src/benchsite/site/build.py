@@ -217,9 +217,9 @@ def analyse_alongside(
         [*writer.jobs(pages), *jobs],
         on_result=lambda index, output: writer.done(output) if index < len(pages) else None,
     )
-    for _, rendered in outputs[len(pages) :]:
-        remember(rendered)
-    collect(analysed, list(analyses), [output for output, _ in outputs[len(pages) :]])
+    done = outputs[len(pages) :]
+    remember({text: html for _, rendered in done for text, html in rendered.items()})
+    collect(analysed, list(analyses), [output for output, _ in done])
     return writer.record(pages, outputs[: len(pages)])
 
 

@@ -43,7 +43,9 @@ def markdown_html(text: str | None) -> Markup:
 
 def remember(rendered: dict[str, str]) -> None:
     """Take ``markdown_html(text)`` for each text of ``rendered`` (text: its HTML, made by
-    :func:`markdown_html` in another process)."""
+    :func:`markdown_html` in another process), in place of what was handed in before (an
+    earlier build's, in a process that builds more than once)."""
+    _REMEMBERED.clear()
     _REMEMBERED.update((text, Markup(html)) for text, html in rendered.items())
 
 

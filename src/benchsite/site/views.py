@@ -67,7 +67,7 @@ class CaseTable:
     median (with its validity flags), 95% CI, IQR, samples × calls and throughput; optionally
     the workload first and the run (a link) last. Written here, not in a template loop: a big
     store's run pages hold 100,000 rows, and a Jinja loop escaping ~16 fields a row took ~50 µs
-    a row; :func:`case_table` makes them a column at a time, ~7 µs a row.
+    a row; :func:`case_table` makes them a column at a time, ~10 µs a row.
     """
 
     # <tr ...>, workload cell, host · device, parameters and status cells, number cells (or the
@@ -174,14 +174,15 @@ def _last_cells(frame: pd.DataFrame, status: np.ndarray) -> np.ndarray:
     """Median (with validity flags), 95% CI, IQR, samples × calls and throughput of each row;
     dashes where the row has no median; the error across them where it has one."""
     median = _floats(frame["median_s"])
+    shown = (status == "ok") & np.isfinite(median)
     flags = np.array([_badges(tuple(codes)) for codes in frame["flags"]], dtype=object)
     out = np.empty(len(frame), dtype=object)
-    for row in np.flatnonzero(~((status == "ok") & np.isfinite(median))):
+    for row in np.flatnonzero(~shown):
         out[row] = (
             f'<td class="num">–{flags[row]}</td><td class="num">–</td><td class="num">–</td>'
             '<td class="num">–</td><td class="num"></td>'
         )
-    at = np.flatnonzero((status == "ok") & np.isfinite(median))
+    at = np.flatnonzero(shown)
     if len(at):
         counts = zip(*(frame[name].to_numpy(object)[at] for name in SAMPLE_COLUMNS), strict=True)
         out[at] = _concat(
@@ -246,11 +247,6 @@ def _badges(codes: tuple[str, ...]) -> str:
 def _escaped(value: Any) -> str:
     """A value that repeats from row to row (host, device, workload, status...) as escaped text."""
     return escape(str(value))
-
-
-def _escaped_each(values: pd.Series | np.ndarray) -> np.ndarray:
-    """:func:`_escaped` of every value (values that repeat: cached)."""
-    return np.array([_escaped(value) for value in _objects(values)], dtype=object)
 
 
 def _escape_each(values: pd.Series) -> np.ndarray:
