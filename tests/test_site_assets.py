@@ -90,3 +90,20 @@ def test_an_encoding_whose_type_altair_infers_from_the_data_still_serializes():
     spec = chart_spec(chart).spec
     assert spec["encoding"]["x"] == {"field": "size", "type": "quantitative"}
     assert json.loads(json.dumps(spec))["datasets"]
+
+
+def test_an_svg_is_the_chart_as_a_picture_without_tooltips_or_aria_labels(tmp_path):
+    frame = pd.DataFrame({"x": [1.0, 2.0], "tooltip": ["a", "b"]})  # a column named tooltip
+    chart = (
+        alt.Chart(frame)
+        .mark_point(tooltip=True)
+        .encode(x=alt.X("x:Q"), y=alt.Y("tooltip:N"), tooltip=[alt.Tooltip("x:Q")])
+    )
+    spec = chart_spec(chart)
+    with SvgRenderer(tmp_path, workers=1) as svgs:
+        svgs.draw([spec])
+        svgs.finish()
+    svg = (tmp_path / spec.svg).read_text()
+    assert "aria-label" not in svg  # Vega labels every axis and point otherwise
+    assert ">a</text>" in svg and ">b</text>" in svg  # the data column is drawn all the same
+    assert "tooltip" in spec.text  # the page's interactive chart keeps its tooltips
