@@ -111,6 +111,12 @@ def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
 def _json_values(column: pd.Series) -> list[Any]:
     if pd.api.types.is_datetime64_any_dtype(column):
         return ["" if pd.isna(value) else value.isoformat() for value in column]
+    if pd.api.types.is_float_dtype(column):  # most columns: :func:`_json_value` of each float
+        values = column.to_numpy(dtype=float, na_value=np.nan)
+        finite = np.isfinite(values).tolist()
+        return [
+            float(f"{v:.4g}") if ok else None for v, ok in zip(values.tolist(), finite, strict=True)
+        ]
     return [_json_value(value) for value in column.astype(object).tolist()]
 
 
