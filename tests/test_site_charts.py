@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchsite.site import charts, describe, frames, views
-from benchsite.units import format_rate_of, format_seconds
+from benchsite.site import charts, describe, frames
+from benchsite.units import format_rate_of, format_seconds, rate_texts, seconds_texts
 
 
 def sweep(series: str, xs: list[float], medians: list[float], variant: str = "all") -> pd.DataFrame:
@@ -173,13 +173,13 @@ def test_a_finding_chart_of_one_line_has_no_legend_and_of_several_one_colour_eac
 
 
 def test_numbers_formatted_a_column_at_a_time_read_as_one_at_a_time():
-    """Case tables format whole columns (views.seconds_texts, views.rate_texts); each text
+    """Case tables format whole columns (units.seconds_texts, units.rate_texts); each text
     must be what units.format_seconds / format_rate_of write for the value alone."""
     seconds = [0.0, -2e-3, 1.0, 0.9995, 999.5e-6, 1e-6, 9.99e-7, 1.5e-12, 3600.0, math.nan,
                math.inf, -math.inf, 123.456e-9]  # fmt: skip
     expected = [format_seconds(value) for value in seconds]
-    assert views.seconds_texts(np.array(seconds)).tolist() == expected
+    assert seconds_texts(np.array(seconds)).tolist() == expected
     rates = [(1.5, 2.0, 3.0), (math.nan, 250.0, 7.0), (math.nan, math.nan, 12345.0),
              (math.nan, math.nan, math.nan), (0.0, math.nan, math.nan), (math.inf, 1.0, 1.0)]  # fmt: skip
     columns = [np.array(column) for column in zip(*rates, strict=True)]
-    assert views.rate_texts(*columns).tolist() == [format_rate_of(*rate) for rate in rates]
+    assert rate_texts(*columns).tolist() == [format_rate_of(*rate) for rate in rates]

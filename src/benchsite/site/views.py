@@ -20,7 +20,7 @@ from markupsafe import Markup
 
 from benchsite.records import Finding
 from benchsite.site.sanitize import markdown_html
-from benchsite.units import format_number
+from benchsite.units import RATE_COLUMNS, format_number, rate_texts, seconds_texts
 
 FAILED = ("error", "crash", "timeout", "oom")
 CASE_COLUMNS = (
@@ -201,38 +201,7 @@ def _last_cells(frame: pd.DataFrame, status: np.ndarray) -> np.ndarray:
     return out
 
 
-RATE_COLUMNS = ("tflops", "gbps", "items_per_s")
 SAMPLE_COLUMNS = ("n_samples", "calls_per_sample")
-SECOND_UNITS = ((1.0, 1.0, "s"), (1e-3, 1e-3, "ms"), (1e-6, 1e-6, "µs"), (0.0, 1e-9, "ns"))
-
-
-def seconds_texts(values: np.ndarray) -> np.ndarray:
-    """:func:`benchsite.units.format_seconds` of every value, the unit chosen a column at a
-    time: ``–`` where there is no finite number."""
-    out = np.full(len(values), "–", dtype=object)
-    size = np.abs(values)
-    left = np.isfinite(values)
-    for threshold, scale, unit in SECOND_UNITS:
-        here = left & (size >= threshold)
-        out[here] = [f"{value / scale:.3g} {unit}" for value in values[here].tolist()]
-        left &= ~here
-    return out
-
-
-def rate_texts(tflops: np.ndarray, gbps: np.ndarray, items: np.ndarray) -> np.ndarray:
-    """:func:`benchsite.units.format_rate_of` of every row's three throughputs (TFLOP/s, else
-    GB/s, else items/s, else nothing), a column at a time."""
-    out = np.full(len(tflops), "", dtype=object)
-    left = np.ones(len(tflops), dtype=bool)
-    for values, text in (
-        (tflops, lambda v: f"{v:.3g} TFLOP/s"),
-        (gbps, lambda v: f"{v:.3g} GB/s"),
-        (items, lambda v: f"{format_number(v)} items/s"),
-    ):
-        here = left & np.isfinite(values)
-        out[here] = [text(value) for value in values[here].tolist()]
-        left &= ~here
-    return out
 
 
 @functools.lru_cache(maxsize=1 << 10)
