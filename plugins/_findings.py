@@ -161,7 +161,12 @@ def info_value(row: Any, key: str) -> Any:
 
 def metric(row: Any, key: str) -> float | None:
     """A numeric metric of the row, or ``None`` when missing or not a finite number."""
-    value = (row.m or {}).get(key)
+    return metric_value(row.m, key)
+
+
+def metric_value(metrics: Mapping[str, Any] | None, key: str) -> float | None:
+    """:func:`metric` of a row's decoded metrics dict."""
+    value = (metrics or {}).get(key)
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     return float(value) if math.isfinite(value) else None

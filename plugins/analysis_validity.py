@@ -32,6 +32,7 @@ from benchsite.plugins._findings import (
     ACCELERATOR_KINDS,
     decoded,
     finding,
+    metric_value,
     per_frame,
     precision_of,
     without,
@@ -193,16 +194,15 @@ def _column_numbers(column: pd.Series) -> np.ndarray:
 
 
 def _metrics(rows: pd.DataFrame) -> dict[str, np.ndarray]:
-    """The NVML metrics the checks read: finite numbers, not bools (as ``metric`` reads them);
-    only rows whose metrics mention NVML are looked into."""
+    """The NVML metrics the checks read (:func:`metric_value`, NaN where missing); only rows
+    whose metrics mention NVML are looked into."""
     out = {key: np.full(len(rows), np.nan) for key in METRICS}
     mentioned = rows["metrics"].astype(str).str.contains("nvml.", regex=False).to_numpy(bool)
     metrics = rows["m"].to_numpy(object)
     for row in np.flatnonzero(mentioned):
         for key in METRICS:
-            value = (metrics[row] or {}).get(key)
-            if isinstance(value, int | float) and not isinstance(value, bool):
-                out[key][row] = value if math.isfinite(value) else np.nan
+            value = metric_value(metrics[row], key)
+            out[key][row] = np.nan if value is None else value
     return out
 
 
