@@ -23,26 +23,6 @@ from benchsite.site.sanitize import markdown_html
 from benchsite.units import RATE_COLUMNS, format_number, rate_texts, seconds_texts
 
 FAILED = ("error", "crash", "timeout", "oom")
-CASE_COLUMNS = (
-    "row_id",
-    "host",
-    "device",
-    "workload",
-    "params_text",
-    "status",
-    "error",
-    "median_s",
-    "ci_low_s",
-    "ci_high_s",
-    "iqr_s",
-    "n_samples",
-    "calls_per_sample",
-    "tflops",
-    "gbps",
-    "items_per_s",
-    "flags",
-    "run_id",
-)
 
 
 @dataclass(frozen=True)
