@@ -1,4 +1,6 @@
-"""The process that draws chart SVGs for a site build: ``python -m benchsite.svg_worker``.
+"""The process that draws chart SVGs for a site build: ``python -m benchsite.svg_worker``;
+with ``--bundle FILE``, the process that writes the Vega bundle there (see
+:mod:`benchsite.site.assets`).
 
 vl-convert draws in one JavaScript runtime per process and holds the GIL while it does, so a
 build draws its charts in a few of these processes (:class:`benchsite.site.assets.SvgRenderer`)
@@ -68,6 +70,9 @@ def draw(target: Path, spec_json: str) -> str:
 
 
 def main() -> None:
+    if sys.argv[1:2] == ["--bundle"]:  # Ctrl-C stops it: an interrupted build leaves nothing
+        write_atomic(Path(sys.argv[2]), vl_convert.javascript_bundle())
+        return
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the build's to handle: it stops us
     for stream in (sys.stdin, sys.stdout):
         stream.reconfigure(encoding="utf-8")  # type: ignore[union-attr]

@@ -4,7 +4,8 @@ static SVG of every chart.
 The Vega bundle (Vega, Vega-Lite and vega-embed from ``vl_convert.javascript_bundle()``, ~900 KB)
 is written once per site and loaded by every page as a classic ``<script src>`` — a module
 script is blocked on ``file://``. Making it takes seconds, so it is cached per vl-convert
-version (in the output folder and the user's cache folder). Chart SVGs are drawn by vl-convert in
+version (in the output folder and the user's cache folder), and made in a process of its own
+(:func:`start_vega_bundle`) that runs while the build's first stages use one core. Chart SVGs are drawn by vl-convert in
 worker processes while the pages render (:class:`SvgRenderer`), and named by a hash of their
 spec, so an unchanged chart is not drawn again on the next build.
 """
@@ -23,27 +24,47 @@ from pathlib import Path
 
 import vl_convert
 
-from benchsite.errors import PluginError
+from benchsite.errors import BenchsiteError, PluginError
 from benchsite.specs import ChartSpec
-from benchsite.svg_worker import write_atomic
 
 ASSETS = "assets"
 VEGA_BUNDLE = f"{ASSETS}/vega-{vl_convert.__version__}.js"
 MAX_WORKERS = 8  # SVG-drawing processes; each holds a JavaScript runtime (~100 MB)
 
 
-def write_vega_bundle(out: Path) -> str:
-    """Write the Vega bundle into the site (from a cache when possible); return its path."""
+def start_vega_bundle(out: Path) -> subprocess.Popen[bytes] | None:
+    """Start making the Vega bundle into the user's cache, unless the site or the cache has it
+    already; :func:`write_vega_bundle` waits for it. Its own process keeps what vl-convert's
+    bundler prints on stderr (vl-convert 2 prints each pass) out of the build's output."""
+    if (out / VEGA_BUNDLE).exists() or _cached_bundle().exists():
+        return None
+    _cached_bundle().parent.mkdir(parents=True, exist_ok=True)
+    command = [sys.executable, "-m", "benchsite.svg_worker", "--bundle", str(_cached_bundle())]
+    return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
+def write_vega_bundle(out: Path, making: subprocess.Popen[bytes] | None = None) -> str:
+    """Write the Vega bundle into the site from the user's cache, made there first when
+    missing (by ``making``, the process :func:`start_vega_bundle` started); return its path."""
     target = out / VEGA_BUNDLE
     if target.exists():
         return VEGA_BUNDLE
+    making = making or start_vega_bundle(out)
+    if making is not None:
+        _, errors = making.communicate()
+        if making.returncode != 0:
+            last = errors.decode(errors="replace").strip().splitlines()[-1:] or ["no message"]
+            raise BenchsiteError(
+                f"vl-convert could not make the Vega bundle ({last[0]}); check that "
+                f"vl-convert-python is installed and {_cached_bundle().parent} is writable"
+            )
     target.parent.mkdir(parents=True, exist_ok=True)
-    cached = _cache_dir() / Path(VEGA_BUNDLE).name
-    if not cached.exists():
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(cached, vl_convert.javascript_bundle())
-    shutil.copyfile(cached, target)
+    shutil.copyfile(_cached_bundle(), target)
     return VEGA_BUNDLE
+
+
+def _cached_bundle() -> Path:
+    return _cache_dir() / Path(VEGA_BUNDLE).name
 
 
 def _cache_dir() -> Path:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import os
+import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -79,6 +80,7 @@ def build_site(options: BuildOptions, reporter: Reporter | None = None) -> Build
     load = functools.partial(load_plugins, options.plugins, strict=options.strict)
     first_build = not (out / CHART_FOLDER).is_dir()
     stage = Stages(report, reporter, STAGES)  # times each stage; the reporter shows it
+    bundle = assets.start_vega_bundle(out)  # the Vega scripts, made meanwhile when not cached
     with assets.SvgRenderer(out, eager=first_build) as svgs:  # draws chart SVGs meanwhile
         plugins = stage("plugins", load)  # built-ins, entry points, -p modules
         results = stage("read", read_or_run, options, reporter, report)  # suite if empty
@@ -94,7 +96,7 @@ def build_site(options: BuildOptions, reporter: Reporter | None = None) -> Build
         svgs.draw(finding.chart for finding in analysed.findings if finding.chart is not None)
         late = [page for page in pages if page.needs_findings]
         written += stage("pages", writer.write, late)
-        stage("assets", write_assets, out, site, written, report, svgs)  # theme, Vega, SVGs
+        stage("assets", write_assets, out, site, written, report, svgs, bundle)  # theme, SVGs
     report.rows, report.analysis_errors = len(results), analysed.errors
     report.seconds = time.perf_counter() - started
     return report
@@ -245,7 +247,12 @@ def _write_page(out: Path, site: Site, page: Page, strict: bool) -> PageOutput:
 
 
 def write_assets(
-    out: Path, site: Site, written: list[str], report: BuildReport, svgs: assets.SvgRenderer
+    out: Path,
+    site: Site,
+    written: list[str],
+    report: BuildReport,
+    svgs: assets.SvgRenderer,
+    bundle: subprocess.Popen[bytes] | None,
 ) -> None:
     """Write the theme's static files and the Vega bundle, wait for the chart SVGs, and remove
     files an earlier build wrote that this one did not (``written``: what the pages wrote)."""
@@ -253,7 +260,7 @@ def write_assets(
         RenderedPage(f"{assets.ASSETS}/{name}", read_static(site.env, name)) for name in THEME_FILES
     ]
     written = [*written, *(_write(out, file) for file in [*theme, RenderedPage(".nojekyll", "")])]
-    written.append(assets.write_vega_bundle(out))
+    written.append(assets.write_vega_bundle(out, bundle))
     report.charts_rendered = svgs.finish()
     report.chart_seconds = svgs.seconds
     written += svgs.paths
