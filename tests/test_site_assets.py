@@ -10,6 +10,7 @@ import math
 import altair as alt
 import pandas as pd
 import pytest
+import vl_convert
 
 from benchsite.errors import PluginError
 from benchsite.site.assets import SvgRenderer
@@ -107,3 +108,19 @@ def test_an_svg_is_the_chart_as_a_picture_without_tooltips_or_aria_labels(tmp_pa
     assert "aria-label" not in svg  # Vega labels every axis and point otherwise
     assert ">a</text>" in svg and ">b</text>" in svg  # the data column is drawn all the same
     assert "tooltip" in spec.text  # the page's interactive chart keeps its tooltips
+
+
+def test_charts_of_one_shape_are_compiled_once_and_drawn_as_on_their_own():
+    from benchsite.svg_worker import _COMPILED, static, vega_spec
+
+    def lines(values: list[float]) -> dict:
+        frame = pd.DataFrame({"size": range(len(values)), "value": values})
+        base = alt.Chart(frame).encode(x=alt.X("size:Q"), y=alt.Y("value:Q"))
+        return static(chart_spec(alt.layer(base.mark_line(), base.mark_point())).spec)
+
+    charts = [lines([1.0, 2.0]), lines([5.0, 4.0, 3.0]), static(bars([1.0, 2.0]).spec)]
+    _COMPILED.clear()
+    svgs = [vl_convert.vega_to_svg(vega_spec(chart)) for chart in charts]
+    assert len(_COMPILED) == 2  # the two line charts differ in their data only
+    assert svgs == [vl_convert.vegalite_to_svg(chart) for chart in charts]
+    assert svgs[0] != svgs[1]
