@@ -232,7 +232,8 @@ def finding_view(
 ) -> FindingView:
     """A finding with its first ``limit`` evidence rows as links; ``evidence_href`` is the page
     that lists every one (see :func:`evidence_path`)."""
-    known = [row_id for row_id in finding.evidence if row_id in row_labels]  # some cite every row
+    # the first ``limit`` rows there are links for (a finding may cite every row of the store)
+    known = list(itertools.islice((row for row in finding.evidence if row in row_labels), limit))
     return FindingView(
         id=_anchor(finding.id),
         kind=finding.kind,
@@ -243,8 +244,8 @@ def finding_view(
         numbers=[
             (_key_text(key), _value_text(value, str(key))) for key, value in finding.numbers.items()
         ],
-        evidence=[row_labels[row_id] for row_id in known[:limit]],
-        evidence_missing=len(finding.evidence) - len(known[:limit]),
+        evidence=[row_labels[row_id] for row_id in known],
+        evidence_missing=len(finding.evidence) - len(known),
         evidence_href=evidence_path(finding.id),
         question=finding.question,
         verdict=finding.verdict,
