@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import multiprocessing
 
 import altair as alt
 import pandas as pd
@@ -34,6 +35,16 @@ def test_each_chart_is_drawn_once_and_not_again_when_on_disk(tmp_path):
     with SvgRenderer(tmp_path) as again:
         again.draw([first, second])
         assert again.finish() == 0 and again.paths == {first.svg, second.svg}
+
+
+def test_a_chart_sent_from_a_forked_page_worker_is_drawn_by_the_build(tmp_path):
+    chart = bars([1.0, 2.0])
+    with SvgRenderer(tmp_path, workers=1) as svgs:
+        worker = multiprocessing.get_context("fork").Process(target=svgs.send, args=(chart,))
+        worker.start()
+        worker.join()
+        assert svgs.finish() == 1
+    assert svgs.paths == {chart.svg} and (tmp_path / chart.svg).read_text().startswith("<svg")
 
 
 def test_a_chart_that_cannot_be_drawn_is_named_and_the_others_are_drawn(tmp_path):

@@ -13,6 +13,7 @@ spec, so an unchanged chart is not drawn again on the next build.
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import queue
 import shutil
@@ -81,9 +82,11 @@ class SvgRenderer:
             ...
             drawn = svgs.finish()  # waits for every SVG; raises if one could not be drawn
 
-    A chart given before, or whose SVG an earlier build left on disk (same spec, same name), is
-    not drawn again. ``paths`` lists every chart's SVG, drawn now or before; ``seconds`` adds up
-    the time the workers spent drawing. The workers start with the first chart, or at once
+    A process forked from the build (a page worker) hands its charts over with :meth:`send` as
+    it makes them, so that their SVGs are drawn while it goes on. A chart given before, or
+    whose SVG an earlier build left on disk (same spec, same name), is not drawn again.
+    ``paths`` lists every chart's SVG, drawn now or before; ``seconds`` adds up the time the
+    workers spent drawing. The workers start with the first chart, or at once
     when ``eager`` (a first build, which will draw every chart: their ~1 s start-up then
     overlaps the build's first, single-core stages).
     """
@@ -100,13 +103,18 @@ class SvgRenderer:
         self._feeders: list[threading.Thread] = []
         self._errors: list[str] = []
         self._stopping = False
+        self._drawing = threading.Lock()  # draw() runs in the build's thread and the reader's
+        # charts sent from any process of the build (see send); a None ends the reader
+        self._sent: multiprocessing.SimpleQueue[ChartSpec | None] = multiprocessing.SimpleQueue()
+        self._reader: threading.Thread | None = None
 
     def __enter__(self) -> SvgRenderer:
         self._feeders = [
             threading.Thread(target=self._feed, daemon=True) for _ in range(self.workers)
         ]
-        for feeder in self._feeders:
-            feeder.start()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        for thread in [*self._feeders, self._reader]:
+            thread.start()
         return self
 
     def __exit__(self, *exc_info: object) -> None:
@@ -115,15 +123,21 @@ class SvgRenderer:
 
     def draw(self, charts: Iterable[ChartSpec]) -> None:
         """Queue the SVG of every chart in ``charts`` not drawn yet."""
-        for chart in charts:
-            if chart.svg in self.paths:
-                continue
-            self.paths.add(chart.svg)
-            target = self.out / chart.svg
-            if not target.exists():
-                target.parent.mkdir(parents=True, exist_ok=True)
-                self.drawn += 1
-                self._waiting.put((target, chart.text))
+        with self._drawing:
+            for chart in charts:
+                if chart.svg in self.paths:
+                    continue
+                self.paths.add(chart.svg)
+                target = self.out / chart.svg
+                if not target.exists():
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    self.drawn += 1
+                    self._waiting.put((target, chart.text))
+
+    def send(self, chart: ChartSpec) -> None:
+        """Queue ``chart`` from any process of the build, one forked from it too: it goes
+        through a pipe to the build's process, which draws it as :meth:`draw` does."""
+        self._sent.put(chart)
 
     @property
     def seconds(self) -> float:
@@ -140,11 +154,19 @@ class SvgRenderer:
         return self.drawn
 
     def _join(self) -> None:
+        if self._reader is not None:  # every chart sent is queued before the feeders stop
+            self._sent.put(None)
+            self._reader.join()
+            self._reader = None
         for _ in self._feeders:
             self._waiting.put(None)
         for feeder in self._feeders:
             feeder.join()
         self._feeders = []
+
+    def _read(self) -> None:
+        for chart in iter(self._sent.get, None):
+            self.draw([chart])
 
     def _feed(self) -> None:
         """Hand charts from the queue to one worker process, started with the first chart (a

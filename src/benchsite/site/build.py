@@ -37,7 +37,7 @@ from benchsite.site import assets, frames
 from benchsite.site.renderer import NavItem, Site, row_links
 from benchsite.site.sanitize import markdown_html, remember
 from benchsite.site.theme import make_environment, read_static
-from benchsite.specs import CHART_FOLDER, ChartSpec
+from benchsite.specs import CHART_FOLDER
 
 MANIFEST = ".benchsite-files"
 THEME_FILES = ("site.css", "embed.js")
@@ -90,10 +90,10 @@ def build_site(options: BuildOptions, reporter: Reporter | None = None) -> Build
         plugins.hook.prepare_jinja_env(env=env)  # hook: prepare_jinja_env
         pages = ordered_pages(plugins)  # hook: register_pages
         site = stage("site", make_site, options, analysed, env, plugins, pages)
-        writer = PageWriter(out, site, report, options.strict, svgs)
+        site.on_chart = svgs.send  # a page's charts are drawn as it makes them
+        writer = PageWriter(out, site, report, options.strict)
         early = [page for page in pages if not page.needs_findings]
-        written = stage("analyse", analyse_alongside, plugins, analysed, writer, early)
-        svgs.draw(finding.chart for finding in analysed.findings if finding.chart is not None)
+        written = stage("analyse", analyse_alongside, plugins, analysed, writer, early, svgs)
         late = [page for page in pages if page.needs_findings]
         written += stage("pages", writer.write, late)
         stage("assets", write_assets, out, site, written, report, svgs, bundle)  # theme, SVGs
@@ -161,32 +161,27 @@ def make_site(
 
 @dataclass
 class PageOutput:
-    """What one page gave: the files it wrote, the charts it embedded, or why it failed."""
+    """What one page gave: the files it wrote, or why it failed."""
 
     paths: list[str]
-    charts: list[ChartSpec]
     error: str | None = None
 
 
 @dataclass
 class PageWriter:
     """Renders pages into the site side by side (:func:`benchsite.jobs.run_jobs`), each page
-    writing its own files; the SVGs of a page's charts are queued as soon as the page is done.
+    writing its own files (the SVGs of its charts are drawn as it makes them: ``Site.on_chart``).
     A page that raises is reported (or fatal with ``strict``) and writes nothing."""
 
     out: Path
     site: Site
     report: BuildReport
     strict: bool
-    svgs: assets.SvgRenderer
 
     def jobs(self, pages: list[Page]) -> list[Callable[[], PageOutput]]:
         return [
             functools.partial(_write_page, self.out, self.site, page, self.strict) for page in pages
         ]
-
-    def done(self, output: PageOutput) -> None:
-        self.svgs.draw(output.charts)
 
     def record(self, pages: list[Page], outputs: list[PageOutput]) -> list[str]:
         """Note the pages that failed; the files the others wrote (relative to the site)."""
@@ -200,25 +195,32 @@ class PageWriter:
         # pages differ tenfold in cost: with two workers per core the system shares the cores
         # out, where one per core leaves a worker with two big pages and the other idle
         workers = 2 * (os.cpu_count() or 1)
-        outputs = run_jobs(self.jobs(pages), workers, on_result=lambda _, output: self.done(output))
+        outputs = run_jobs(self.jobs(pages), workers)
         return self.record(pages, outputs)
 
 
 def analyse_alongside(
-    plugins: Plugins, analysed: Analysed, writer: PageWriter, pages: list[Page]
+    plugins: Plugins,
+    analysed: Analysed,
+    writer: PageWriter,
+    pages: list[Page],
+    svgs: assets.SvgRenderer,
 ) -> list[str]:
-    """Run every analysis (adding its findings to ``analysed``) and render ``pages``, which
-    need no findings, side by side. Return the files the pages wrote. The pages go first: they
-    read every row (the runs page is the longest job of the stage), and started last they
-    left one core idle at the end (on the benchmark store, 8.5 s for the stage, 7.8 s so).
-    One worker per core: analyses that build on the same tables (cached per process) then
-    share them more often."""
+    """Run every analysis (adding its findings to ``analysed``, their charts to ``svgs`` as each
+    analysis ends) and render ``pages``, which need no findings, side by side. Return the files
+    the pages wrote. The pages go first: they read every row (the runs page is the longest job
+    of the stage), and started last they left one core idle at the end (on the benchmark store,
+    8.5 s for the stage, 7.8 s so). One worker per core: analyses that build on the same tables
+    (cached per process) then share them more often."""
     analyses = analysis_jobs(plugins, analysed.results)  # hook: register_analyses
     jobs = [functools.partial(_with_markdown, job) for job in analyses.values()]
-    outputs = run_jobs(
-        [*writer.jobs(pages), *jobs],
-        on_result=lambda index, output: writer.done(output) if index < len(pages) else None,
-    )
+
+    def finished(index: int, output: Any) -> None:
+        if index >= len(pages):  # an analysis: its findings' charts can be drawn already
+            findings = output[0][0]
+            svgs.draw(finding.chart for finding in findings if finding.chart is not None)
+
+    outputs = run_jobs([*writer.jobs(pages), *jobs], on_result=finished)
     done = outputs[len(pages) :]
     remember({text: html for _, rendered in done for text, html in rendered.items()})
     collect(analysed, list(analyses), [output for output, _ in done])
@@ -236,14 +238,13 @@ def _with_markdown(job: Callable[[], AnalysisOutput]) -> tuple[AnalysisOutput, d
 
 
 def _write_page(out: Path, site: Site, page: Page, strict: bool) -> PageOutput:
-    charts = len(site.pending_svgs)
     try:
         files = page.render(site)
     except Exception as exc:
         if strict:
             raise PluginError(f"page {page.name} failed: {describe_exception(exc)}") from exc
-        return PageOutput([], site.pending_svgs[charts:], describe_exception(exc))
-    return PageOutput([_write(out, file) for file in files], site.pending_svgs[charts:])
+        return PageOutput([], describe_exception(exc))
+    return PageOutput([_write(out, file) for file in files])
 
 
 def write_assets(
