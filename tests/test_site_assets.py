@@ -135,3 +135,20 @@ def test_charts_of_one_shape_are_compiled_once_and_drawn_as_on_their_own():
     assert len(_COMPILED) == 2  # the two line charts differ in their data only
     assert svgs == [vl_convert.vegalite_to_svg(chart) for chart in charts]
     assert svgs[0] != svgs[1]
+
+
+def test_the_vega_bundle_is_made_once_into_the_cache_and_says_nothing(tmp_path, monkeypatch, capfd):
+    from benchsite.site import assets
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    first, second = tmp_path / "first", tmp_path / "second"
+    making = assets.start_vega_bundle(first)
+    assert making is not None
+    assert assets.write_vega_bundle(first, making) == assets.VEGA_BUNDLE
+    assert capfd.readouterr().err == ""  # vl-convert 2's bundler prints on stderr
+    cached = tmp_path / "cache" / "benchsite" / assets.VEGA_BUNDLE.rsplit("/", 1)[1]
+    assert (first / assets.VEGA_BUNDLE).read_bytes() == cached.read_bytes()
+    assert b"vegaEmbed" in cached.read_bytes()
+    assert assets.start_vega_bundle(second) is None  # the next site copies it from the cache
+    assets.write_vega_bundle(second)
+    assert (second / assets.VEGA_BUNDLE).read_bytes() == cached.read_bytes()

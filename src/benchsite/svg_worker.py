@@ -117,7 +117,7 @@ def draw(target: Path, spec_json: str) -> str:
 
 
 def main() -> None:
-    if sys.argv[1:2] == ["--bundle"]:  # Ctrl-C stops it: an interrupted build leaves nothing
+    if sys.argv[1:2] == ["--bundle"]:  # Ctrl-C ends it with the build that started it
         write_atomic(Path(sys.argv[2]), vl_convert.javascript_bundle())
         return
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the build's to handle: it stops us

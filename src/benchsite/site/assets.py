@@ -5,9 +5,9 @@ The Vega bundle (Vega, Vega-Lite and vega-embed from ``vl_convert.javascript_bun
 is written once per site and loaded by every page as a classic ``<script src>`` — a module
 script is blocked on ``file://``. Making it takes seconds, so it is cached per vl-convert
 version (in the output folder and the user's cache folder), and made in a process of its own
-(:func:`start_vega_bundle`) that runs while the build's first stages use one core. Chart SVGs are drawn by vl-convert in
-worker processes while the pages render (:class:`SvgRenderer`), and named by a hash of their
-spec, so an unchanged chart is not drawn again on the next build.
+(:func:`start_vega_bundle`) that runs while the build's first stages use one core. Chart SVGs
+are drawn by vl-convert in worker processes while the pages render (:class:`SvgRenderer`), and
+named by a hash of their spec, so an unchanged chart is not drawn again on the next build.
 """
 
 from __future__ import annotations
