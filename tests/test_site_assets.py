@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 import multiprocessing
+import threading
 
 import altair as alt
 import pandas as pd
@@ -45,6 +46,20 @@ def test_a_chart_sent_from_a_forked_page_worker_is_drawn_by_the_build(tmp_path):
         worker.join()
         assert svgs.finish() == 1
     assert svgs.paths == {chart.svg} and (tmp_path / chart.svg).read_text().startswith("<svg")
+
+
+def test_a_failed_build_ends_even_when_a_killed_page_worker_held_the_chart_pipe(tmp_path):
+    svgs = SvgRenderer(tmp_path, workers=1)
+
+    def fail() -> None:
+        with pytest.raises(RuntimeError), svgs:
+            svgs._sending.acquire()  # as a page worker killed halfway through a send leaves it
+            raise RuntimeError("the build broke")
+
+    build = threading.Thread(target=fail, daemon=True)
+    build.start()
+    build.join(timeout=20)
+    assert not build.is_alive()
 
 
 def test_a_chart_that_cannot_be_drawn_is_named_and_the_others_are_drawn(tmp_path):

@@ -104,8 +104,10 @@ class SvgRenderer:
         self._errors: list[str] = []
         self._stopping = False
         self._drawing = threading.Lock()  # draw() runs in the build's thread and the reader's
-        # charts sent from any process of the build (see send); a None ends the reader
-        self._sent: multiprocessing.SimpleQueue[ChartSpec | None] = multiprocessing.SimpleQueue()
+        # charts sent from any process of the build (see send), one message at a time, to the
+        # reader thread here; a None ends it, and so does the pipe's end (a failed build)
+        self._inbox, self._outbox = multiprocessing.Pipe(duplex=False)
+        self._sending = multiprocessing.Lock()
         self._reader: threading.Thread | None = None
 
     def __enter__(self) -> SvgRenderer:
@@ -137,7 +139,8 @@ class SvgRenderer:
     def send(self, chart: ChartSpec) -> None:
         """Queue ``chart`` from any process of the build, one forked from it too: it goes
         through a pipe to the build's process, which draws it as :meth:`draw` does."""
-        self._sent.put(chart)
+        with self._sending:
+            self._outbox.send(chart)
 
     @property
     def seconds(self) -> float:
@@ -154,10 +157,17 @@ class SvgRenderer:
         return self.drawn
 
     def _join(self) -> None:
-        if self._reader is not None:  # every chart sent is queued before the feeders stop
-            self._sent.put(None)
+        if self._reader is not None and self._stopping:
+            # a page worker killed halfway through a send may hold the lock: no last message;
+            # the reader ends when no process can write to the pipe any more
+            self._outbox.close()
+        elif self._reader is not None:  # every chart sent is in the pipe: the reader takes all
+            with self._sending:
+                self._outbox.send(None)
             self._reader.join()
-            self._reader = None
+            self._inbox.close()
+            self._outbox.close()
+        self._reader = None
         for _ in self._feeders:
             self._waiting.put(None)
         for feeder in self._feeders:
@@ -165,7 +175,13 @@ class SvgRenderer:
         self._feeders = []
 
     def _read(self) -> None:
-        for chart in iter(self._sent.get, None):
+        while True:
+            try:
+                chart = self._inbox.recv()
+            except EOFError:
+                return
+            if chart is None:
+                return
             self.draw([chart])
 
     def _feed(self) -> None:
