@@ -30,6 +30,9 @@ ACCELERATOR_KINDS = ("cuda", "mps")
 NOT_COMPARABLE = ("max-batch",)
 DEVICE_BOUND_PARAMS = ("include_transfer",)  # parameters that only mean something on a GPU
 _CACHE: dict[tuple[int, str], tuple[weakref.ref, Any]] = {}
+# the analyses that read the speedup and technique-effect tables (cached per_frame, per process)
+# run one after another in one worker (``Analysis.group``), so each table is built once a build
+SHARED_TABLES = "speedup-tables"
 
 
 # -- caching per frame ---------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from typing import Any
 
 import pandas as pd
 from benchsite.plugins._findings import (
+    SHARED_TABLES,
     case_text,
     column_groups,
     finding,
@@ -64,6 +65,7 @@ def register_analyses() -> list[Analysis]:
             name="crossover",
             description="The smallest size or batch at which the GPU wins, with and without copies.",
             analyze=crossover_findings,
+            group=SHARED_TABLES,
         )
     ]
 

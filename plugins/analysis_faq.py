@@ -27,6 +27,7 @@ from benchsite.plugins._answers import (
     unanswered,
 )
 from benchsite.plugins._findings import (
+    SHARED_TABLES,
     case_text,
     faster,
     info_value,
@@ -49,6 +50,7 @@ def register_analyses() -> list[Analysis]:
             name="faq",
             description="The usual CPU-vs-GPU questions answered with this store's numbers.",
             analyze=faq_findings,
+            group=SHARED_TABLES,
         )
     ]
 

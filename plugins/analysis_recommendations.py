@@ -14,6 +14,7 @@ from benchsite.plugins import (
 )
 from benchsite.plugins._answers import RUN_GPU, answered, speedups_of, unanswered
 from benchsite.plugins._findings import (
+    SHARED_TABLES,
     case_text,
     faster,
     number_text,
@@ -38,6 +39,7 @@ def register_analyses() -> list[Analysis]:
             name="recommendations",
             description="Actionable advice from the findings, each with its evidence and limits.",
             analyze=recommendation_findings,
+            group=SHARED_TABLES,
         )
     ]
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import jinja2
 import pytest
 
-from benchsite import analysis, hookspecs, registry
-from tests.conftest import TESTS
+from benchsite import analysis, hookspecs, registry, store
+from tests.conftest import EXAMPLE_RESULTS, TESTS
 
 EVERY_HOOK = str(TESTS / "plugins" / "every_hook.py")
 
@@ -47,6 +47,41 @@ def test_a_plugin_implementing_every_hook_works(benchsite_plugins, run_workloads
     assert analysed.results["every"].all()
     (finding,) = analysed.of_kind("note")
     assert finding.answer == "2 rows" and set(finding.evidence) == set(rows["row_id"])
+
+
+GROUPED = """
+import os
+from benchsite import Analysis, Finding, hookimpl
+
+SEEN = []  # what this process ran, in order
+
+def ran(name):
+    def analyze(results):
+        SEEN.append(name)
+        return [Finding(id=name, kind="note", title=name, answer=" ".join([str(os.getpid()), *SEEN]))]
+    return analyze
+
+@hookimpl
+def register_analyses():
+    return [Analysis(name="a", description="d", analyze=ran("a"), group="g"),
+            Analysis(name="b", description="d", analyze=ran("b")),
+            Analysis(name="c", description="d", analyze=ran("c"), group="g")]
+"""
+
+
+def test_analyses_of_a_group_run_one_after_another_in_one_process(tmp_path, benchsite_plugins):
+    (tmp_path / "grouped.py").write_text(GROUPED)
+    plugins = benchsite_plugins(str(tmp_path / "grouped.py"))
+    rows = store.read_results(EXAMPLE_RESULTS)
+    names = analysis.analysis_jobs(plugins, rows).names
+    assert ("a", "c") in names[: names.index(("b",))]  # groups start first
+    analysed = analysis.analyse(plugins, rows)
+    mine = [finding for finding in analysed.findings if finding.id in {"a", "b", "c"}]
+    assert [finding.id for finding in mine] == ["a", "b", "c"]  # in the order registered
+    (a_pid, *_), _, (c_pid, *c_saw) = (finding.answer.split() for finding in mine)
+    assert c_pid == a_pid and c_saw[-2:] == ["a", "c"]
+    speedup = next(finding for finding in analysed.findings if finding.kind == "speedup")
+    assert speedup.id  # the built-in grouped analyses ran too
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,8 @@
 An analysis that raises is reported by name and skipped; the site still builds. Analyses run
 side by side on every core (:mod:`benchsite.jobs`), so one must not rely on another's side
 effects; an analysis that builds on another calls it (and caches per frame, as the built-in
-helpers do).
+helpers do). Analyses of one ``group`` run one after another in one process, so that what they
+cache in common is computed once.
 """
 
 from __future__ import annotations
@@ -48,34 +49,67 @@ def analyse(plugins: Plugins, results: pd.DataFrame) -> Analysed:
     """Prepare the results and run every registered analysis on them, side by side
     (:func:`benchsite.jobs.run_jobs`); findings come in the order the analyses are registered."""
     analysed = Analysed(prepare_results(plugins, results), [])  # hook: prepare_results
-    jobs = analysis_jobs(plugins, analysed.results)
-    collect(analysed, list(jobs), run_jobs(list(jobs.values())))
+    analyses = analysis_jobs(plugins, analysed.results)
+    analyses.collect(analysed, run_jobs(analyses.jobs))
     return analysed
 
 
 AnalysisOutput = tuple[list[Finding], str | None]  # an analysis' findings, or why it failed
+Analyze = Callable[[pd.DataFrame], list[Finding]]
 
 
-def analysis_jobs(
-    plugins: Plugins, results: pd.DataFrame
-) -> dict[str, Callable[[], AnalysisOutput]]:
-    """One job per registered analysis (hook: register_analyses), by name: each returns its
-    findings and, when it failed, why."""
-    return {
-        name: functools.partial(_run, reg.item.analyze, results)
-        for name, reg in registry.analyses(plugins).items()
-    }
+@dataclass(frozen=True)
+class AnalysisJobs:
+    """The jobs that run every analysis: job ``i`` runs the analyses ``names[i]``, one after
+    another, and returns their outputs in that order. The first ``groups`` jobs run the groups
+    (:class:`benchsite.records.Analysis` ``group``): they run several analyses, so they are
+    likely the longest jobs, which are best started first. ``order`` is every analysis' name as
+    registered."""
+
+    names: list[tuple[str, ...]]
+    jobs: list[Callable[[], list[AnalysisOutput]]]
+    groups: int
+    order: list[str]
+
+    def collect(self, analysed: Analysed, outputs: list[list[AnalysisOutput]]) -> None:
+        """Add the jobs' outputs to ``analysed``, in the order the analyses are registered."""
+        by_name = {
+            name: output
+            for names, job_outputs in zip(self.names, outputs, strict=True)
+            for name, output in zip(names, job_outputs, strict=True)
+        }
+        for name in self.order:
+            findings, error = by_name[name]
+            analysed.findings.extend(findings)
+            if error is not None:
+                analysed.errors[name] = error
 
 
-def collect(analysed: Analysed, names: list[str], outputs: list[AnalysisOutput]) -> None:
-    """Add the analyses' outputs (in the order of ``names``) to ``analysed``."""
-    for name, (findings, error) in zip(names, outputs, strict=True):
-        analysed.findings.extend(findings)
-        if error is not None:
-            analysed.errors[name] = error
+def analysis_jobs(plugins: Plugins, results: pd.DataFrame) -> AnalysisJobs:
+    """The jobs that run every registered analysis (hook: register_analyses): one per group,
+    then one per analysis without a group."""
+    registered = registry.analyses(plugins)
+    members: dict[tuple[bool, str], list[tuple[str, Analyze]]] = {}
+    for name, reg in registered.items():
+        key = (False, reg.item.group) if reg.item.group else (True, name)
+        members.setdefault(key, []).append((name, reg.item.analyze))
+    ordered = sorted(members.items(), key=lambda item: item[0][0])  # stable: groups first
+    return AnalysisJobs(
+        names=[tuple(name for name, _ in group) for _, group in ordered],
+        jobs=[
+            functools.partial(_run_each, [analyze for _, analyze in group], results)
+            for _, group in ordered
+        ],
+        groups=sum(not alone for alone, _ in members),
+        order=list(registered),
+    )
 
 
-def _run(analyze: Callable[[pd.DataFrame], list[Finding]], results: pd.DataFrame) -> AnalysisOutput:
+def _run_each(analyses: list[Analyze], results: pd.DataFrame) -> list[AnalysisOutput]:
+    return [_run(analyze, results) for analyze in analyses]
+
+
+def _run(analyze: Analyze, results: pd.DataFrame) -> AnalysisOutput:
     """One analysis' findings, their charts made into specs here, in the worker (see
     :mod:`benchsite.specs`); or why it failed."""
     try:

@@ -172,11 +172,15 @@ class Finding:
 @dataclass(frozen=True)
 class Analysis:
     """An analysis plugin's entry: ``analyze(results)`` turns the results data frame into a list
-    of :class:`Finding` (may be empty when the store holds nothing it can use)."""
+    of :class:`Finding` (may be empty when the store holds nothing it can use). Analyses that
+    name the same ``group`` run one after another in one worker process, in the order they are
+    registered, so that what they compute in common and cache per process (the built-in
+    speedup table) is computed once; an analysis without one runs on its own."""
 
     name: str
     description: str
     analyze: Callable[[pd.DataFrame], list[Finding]]
+    group: str | None = None
 
 
 @dataclass(frozen=True)

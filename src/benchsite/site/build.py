@@ -25,7 +25,6 @@ from benchsite.analysis import (
     Analysed,
     AnalysisOutput,
     analysis_jobs,
-    collect,
     prepare_results,
 )
 from benchsite.errors import PluginError, describe_exception
@@ -207,34 +206,44 @@ def analyse_alongside(
     svgs: assets.SvgRenderer,
 ) -> list[str]:
     """Run every analysis (adding its findings to ``analysed``, their charts to ``svgs`` as each
-    analysis ends) and render ``pages``, which need no findings, side by side. Return the files
-    the pages wrote. The pages go first: they read every row (the runs page is the longest job
-    of the stage), and started last they left one core idle at the end (on the benchmark store,
-    8.5 s for the stage, 7.8 s so). One worker per core: analyses that build on the same tables
-    (cached per process) then share them more often."""
+    job ends) and render ``pages``, which need no findings, side by side. Return the files the
+    pages wrote. Long jobs go first, as far as that is known: started last, one left a core idle
+    at the end. So groups of analyses come first, then the pages (they read every row; the runs
+    page is the longest single job of the stage), then the other analyses. One worker per core:
+    analyses that build on the same tables (cached per process) then share them more often."""
     analyses = analysis_jobs(plugins, analysed.results)  # hook: register_analyses
-    jobs = [functools.partial(_with_markdown, job) for job in analyses.values()]
+    jobs = [functools.partial(_with_markdown, job) for job in analyses.jobs]
+    groups = analyses.groups  # the first jobs
+    first_page, after_pages = groups, groups + len(pages)
 
     def finished(index: int, output: Any) -> None:
-        if index >= len(pages):  # an analysis: its findings' charts can be drawn already
-            findings = output[0][0]
-            svgs.draw(finding.chart for finding in findings if finding.chart is not None)
+        if not first_page <= index < after_pages:  # analyses: their charts can be drawn already
+            for findings, _ in output[0]:
+                svgs.draw(finding.chart for finding in findings if finding.chart is not None)
 
-    outputs = run_jobs([*writer.jobs(pages), *jobs], on_result=finished)
-    done = outputs[len(pages) :]
+    ordered = [*jobs[:groups], *writer.jobs(pages), *jobs[groups:]]
+    outputs = run_jobs(ordered, on_result=finished)
+    done = outputs[:first_page] + outputs[after_pages:]
     remember({text: html for _, rendered in done for text, html in rendered.items()})
-    collect(analysed, list(analyses), [output for output, _ in done])
-    return writer.record(pages, outputs[: len(pages)])
+    analyses.collect(analysed, [output for output, _ in done])
+    return writer.record(pages, outputs[first_page:after_pages])
 
 
-def _with_markdown(job: Callable[[], AnalysisOutput]) -> tuple[AnalysisOutput, dict[str, str]]:
-    """An analysis' output, and its findings' Markdown rendered here, in its worker, as HTML:
-    the pages that show them then find it done. Rendered by the findings page it was the
+def _with_markdown(
+    job: Callable[[], list[AnalysisOutput]],
+) -> tuple[list[AnalysisOutput], dict[str, str]]:
+    """The analyses' outputs, and their findings' Markdown rendered here, in their worker, as
+    HTML: the pages that show them then find it done. Rendered by the findings page it was the
     longest job of its stage (a big store's thousands of findings hold hundreds of tables,
     ~1.5 ms each), while the cores idled at the end of this one."""
-    output = job()
-    texts = {text for finding in output[0] for text in (finding.answer, finding.explanation)}
-    return output, {text: str(markdown_html(text)) for text in texts if text}
+    outputs = job()
+    texts = {
+        text
+        for findings, _ in outputs
+        for finding in findings
+        for text in (finding.answer, finding.explanation)
+    }
+    return outputs, {text: str(markdown_html(text)) for text in texts if text}
 
 
 def _write_page(out: Path, site: Site, page: Page, strict: bool) -> PageOutput:
