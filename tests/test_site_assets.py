@@ -15,8 +15,10 @@ import pytest
 import vl_convert
 
 from benchsite.errors import PluginError
+from benchsite.site import assets
 from benchsite.site.assets import SvgRenderer
 from benchsite.specs import ChartSpec, chart_spec
+from benchsite.svg_worker import _COMPILED, static, vega_spec
 
 
 def bars(values: list[float]) -> ChartSpec:
@@ -137,8 +139,6 @@ def test_an_svg_is_the_chart_as_a_picture_without_tooltips_or_aria_labels(tmp_pa
 
 
 def test_charts_of_one_shape_are_compiled_once_and_drawn_as_on_their_own():
-    from benchsite.svg_worker import _COMPILED, static, vega_spec
-
     def lines(values: list[float]) -> dict:
         frame = pd.DataFrame({"size": range(len(values)), "value": values})
         base = alt.Chart(frame).encode(x=alt.X("size:Q"), y=alt.Y("value:Q"))
@@ -153,8 +153,6 @@ def test_charts_of_one_shape_are_compiled_once_and_drawn_as_on_their_own():
 
 
 def test_the_vega_bundle_is_made_once_into_the_cache_and_says_nothing(tmp_path, monkeypatch, capfd):
-    from benchsite.site import assets
-
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     first, second = tmp_path / "first", tmp_path / "second"
     making = assets.start_vega_bundle(first)

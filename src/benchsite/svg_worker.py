@@ -5,8 +5,8 @@ with ``--bundle FILE``, the process that writes the Vega bundle there (see
 vl-convert draws in one JavaScript runtime per process and holds the GIL while it does, so a
 build draws its charts in a few of these processes (:class:`benchsite.site.assets.SvgRenderer`)
 while it goes on rendering pages. The module imports vl-convert and nothing heavy (pandas,
-Altair) so that it starts fast; starting vl-convert's runtime takes ~1 s and is done first,
-before any chart arrives.
+Altair) so that it starts fast; starting vl-convert's runtime (~0.2 s) is done first, before
+any chart arrives.
 
 Protocol, one chart per exchange: the parent writes two lines, the target file (a JSON string)
 and the Vega-Lite spec (JSON on one line); the worker writes the SVG there, atomically (drawn as

@@ -87,7 +87,7 @@ class SvgRenderer:
     whose SVG an earlier build left on disk (same spec, same name), is not drawn again.
     ``paths`` lists every chart's SVG, drawn now or before; ``seconds`` adds up the time the
     workers spent drawing. The workers start with the first chart, or at once
-    when ``eager`` (a first build, which will draw every chart: their ~1 s start-up then
+    when ``eager`` (a first build, which will draw every chart: their start-up then
     overlaps the build's first, single-core stages).
     """
 

@@ -213,15 +213,14 @@ def analyse_alongside(
     analyses that build on the same tables (cached per process) then share them more often."""
     analyses = analysis_jobs(plugins, analysed.results)  # hook: register_analyses
     jobs = [functools.partial(_with_markdown, job) for job in analyses.jobs]
-    groups = analyses.groups  # the first jobs
-    first_page, after_pages = groups, groups + len(pages)
+    first_page, after_pages = analyses.groups, analyses.groups + len(pages)  # groups first
 
     def finished(index: int, output: Any) -> None:
         if not first_page <= index < after_pages:  # analyses: their charts can be drawn already
             for findings, _ in output[0]:
                 svgs.draw(finding.chart for finding in findings if finding.chart is not None)
 
-    ordered = [*jobs[:groups], *writer.jobs(pages), *jobs[groups:]]
+    ordered = [*jobs[:first_page], *writer.jobs(pages), *jobs[first_page:]]
     outputs = run_jobs(ordered, on_result=finished)
     done = outputs[:first_page] + outputs[after_pages:]
     remember({text: html for _, rendered in done for text, html in rendered.items()})
