@@ -25,9 +25,45 @@
     return spec;
   }
 
+  // The charts are made for a wide column. In a narrower one (a phone) the panels of a faceted
+  // chart go one under another, legends go below, and each view takes the column's width, axes
+  // included, so that no data is off-screen; wider columns draw the charts as they are made.
+  var NARROW = 600; // px: a chart container narrower than this gets the narrow layout
+  var AXIS = 80; // px: what a panel's y axis (labels and title) takes beside it
+  var MIN_PANEL = 120; // px
+
+  function narrowed(spec, width) {
+    var config = spec.config || {};
+    config.legend = Object.assign({}, config.legend || {}, { orient: "bottom", direction: "vertical" });
+    config.axis = Object.assign({}, config.axis || {}, { labelSeparation: 4 }); // no "2030" on a short axis
+    spec.config = config;
+    fit(spec, width, true);
+    return spec;
+  }
+
+  function fit(view, width, top) {
+    var parts = view.vconcat || view.hconcat || view.concat;
+    if (view.facet && view.spec) {
+      view.columns = 1;
+      view.spec.width = Math.max(MIN_PANEL, width - AXIS);
+    } else if (parts) {
+      if (view.hconcat) { view.vconcat = parts; delete view.hconcat; }
+      if (view.concat) view.columns = 1;
+      parts.forEach(function (part) { fit(part, width, false); });
+    } else if (top) {
+      // Vega-Lite fits a single or layered view, axes included, into the width
+      view.width = width;
+      view.autosize = { type: "fit-x", contains: "padding" };
+    } else {
+      view.width = Math.max(MIN_PANEL, width - AXIS); // in a concatenation: no autosize
+    }
+  }
+
   function draw(container) {
     var source = document.getElementById(container.getAttribute("data-chart") + "-spec");
     var spec = themed(JSON.parse(source.textContent));
+    var width = container.clientWidth;
+    if (width > 0 && width < NARROW) spec = narrowed(spec, width);
     return vegaEmbed(container, spec, { renderer: "svg", actions: false })
       .then(function () { container.classList.add("rendered"); })
       .catch(function (error) {

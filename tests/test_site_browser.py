@@ -1,6 +1,7 @@
 """Every page of the example site in real headless Chromium, from file:// and from an HTTP
 sub-path: no console error, page error, failed request or Vega load warning; every chart draws
-marks; every internal link, script, stylesheet and fallback image resolves."""
+marks; every internal link, script, stylesheet and fallback image resolves. And at a phone's
+width, every chart fits its column."""
 
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ from benchsite.site.serve import QuietHandler
 MARKS = "svg .mark-symbol path, svg .mark-line path, svg .mark-area path, svg .mark-rule line"
 CHARTS_DRAWN = """() => [...document.querySelectorAll('.vega')].map(
     el => el.classList.contains('rendered') ? el.querySelectorAll(MARKS).length : -1)"""
+WIDTHS = """() => [...document.querySelectorAll('.vega')].map(el => [el.clientWidth,
+    Number(el.querySelector('svg').getAttribute('width')), el.querySelectorAll(MARKS).length])"""
 REFERENCES = """() => [...document.querySelectorAll('a[href], link[href], script[src]')]
     .map(el => el.href || el.src).concat(
     [...document.querySelectorAll('noscript')].flatMap(n =>
@@ -29,21 +32,33 @@ def pages(site: Path) -> list[str]:
     return sorted(str(path.relative_to(site)) for path in site.rglob("*.html"))
 
 
-def visit(browser, base: str, site: Path) -> dict[str, set[str]]:
-    """Load every page; fail on any error; return each page's internal references."""
-    context = browser.new_context()
+def watched(page) -> list[str]:
+    """The problems ``page`` will report: console errors and warnings, page errors, failed
+    requests, dialogs."""
     problems: list[str] = []
-    references: dict[str, set[str]] = {}
-    page = context.new_page()
     page.on("console", lambda m: m.type in ("error", "warning") and problems.append(m.text))
     page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
     page.on("requestfailed", lambda r: problems.append(f"failed: {r.url}"))
     page.on("dialog", lambda d: problems.append(f"dialog: {d.message}"))
+    return problems
+
+
+def load(page, url: str) -> None:
+    """Go to ``url`` and wait until every chart is drawn (or says it could not be)."""
+    page.goto(url)
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.vega')].every(el => el.classList.contains("
+        "'rendered') || el.textContent.includes('could not be drawn'))", timeout=15_000)
+
+
+def visit(browser, base: str, site: Path) -> dict[str, set[str]]:
+    """Load every page; fail on any error; return each page's internal references."""
+    context = browser.new_context()
+    references: dict[str, set[str]] = {}
+    page = context.new_page()
+    problems = watched(page)
     for name in pages(site):
-        page.goto(urljoin(base, name))
-        page.wait_for_function(
-            "() => [...document.querySelectorAll('.vega')].every(el => el.classList.contains("
-            "'rendered') || el.textContent.includes('could not be drawn'))", timeout=15_000)
+        load(page, urljoin(base, name))
         drawn = page.evaluate(CHARTS_DRAWN.replace("MARKS", repr(MARKS)))
         assert all(count > 0 for count in drawn), f"{name}: a chart drew no marks: {drawn}"
         references[name] = set(page.evaluate(REFERENCES))
@@ -106,4 +121,23 @@ def test_every_page_works_served_under_a_sub_path(example_site, chromium, served
         return response.text() if is_text else ""
 
     check_references(references, base, fetch)
+    context.close()
+
+
+def test_charts_fit_a_phone_screen(example_site, chromium):
+    """At a phone's width the charts (made for a wide column) are laid out for the narrow one,
+    panels one under another and legends below, instead of being drawn wide and cut off: each
+    is drawn within a few pixels of its column's width (the stylesheet scales those away) and
+    still draws its marks. Pages with every kind of chart: single, layered, faceted, stacked."""
+    site, _ = example_site
+    names = ["index.html", "findings.html", *(f"workloads/{n}" for n in pages(site / "workloads"))]
+    context = chromium.new_context(viewport={"width": 390, "height": 844})
+    page = context.new_page()
+    problems = watched(page)
+    for name in names:
+        load(page, (site / name).as_uri())
+        for column, width, marks in page.evaluate(WIDTHS.replace("MARKS", repr(MARKS))):
+            assert marks > 0, f"{name}: a chart drew no marks"
+            assert width <= 1.05 * column, f"{name}: a chart {width} px wide in {column} px"
+        assert not problems, f"{name}: {problems}"
     context.close()
