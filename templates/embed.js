@@ -25,9 +25,10 @@
     return spec;
   }
 
-  // The charts are made for a wide column. In a narrower one (a phone) the panels of a faceted
-  // chart go one under another, legends go below, and each view takes the column's width, axes
-  // included, so that no data is off-screen; wider columns draw the charts as they are made.
+  // The charts are made for a wide column. In a narrower one (a phone's, a finding's card) the
+  // panels of a faceted chart go one under another, legends go below, and each view takes the
+  // column's width, axes included: no data is off-screen and no text is shrunk to fit. Wider
+  // columns draw the charts as they are made.
   var NARROW = 600; // px: a chart container narrower than this gets the narrow layout
   var AXIS = 80; // px: what a panel's y axis (labels and title) takes beside it
   var MIN_PANEL = 120; // px
@@ -59,13 +60,26 @@
     }
   }
 
+  function narrowWidth(container) {
+    var width = container.clientWidth;
+    return width > 0 && width < NARROW ? width : 0; // 0: the wide layout
+  }
+
+  var views = new WeakMap(); // container → its drawn view, finalized when it is drawn again
+
   function draw(container) {
     var source = document.getElementById(container.getAttribute("data-chart") + "-spec");
     var spec = themed(JSON.parse(source.textContent));
-    var width = container.clientWidth;
-    if (width > 0 && width < NARROW) spec = narrowed(spec, width);
+    var width = narrowWidth(container);
+    if (width) spec = narrowed(spec, width);
+    container.setAttribute("data-layout", width);
+    container.classList.remove("rendered");
+    if (views.has(container)) views.get(container).finalize();
     return vegaEmbed(container, spec, { renderer: "svg", actions: false })
-      .then(function () { container.classList.add("rendered"); })
+      .then(function (result) {
+        views.set(container, result);
+        container.classList.add("rendered");
+      })
       .catch(function (error) {
         container.textContent = "This chart could not be drawn: " + error;
         console.error(error);
@@ -76,5 +90,18 @@
     console.error("benchsite: the Vega bundle did not load; charts are shown as text only");
     return;
   }
-  Array.prototype.forEach.call(document.querySelectorAll("[data-chart]"), draw);
+  var charts = Array.prototype.slice.call(document.querySelectorAll("[data-chart]"));
+  charts.forEach(draw);
+
+  // a phone turned sideways, a window made narrower or wider: charts whose layout no longer
+  // suits their column are drawn again
+  var resizing;
+  window.addEventListener("resize", function () {
+    clearTimeout(resizing);
+    resizing = setTimeout(function () {
+      charts.forEach(function (container) {
+        if (String(narrowWidth(container)) !== container.getAttribute("data-layout")) draw(container);
+      });
+    }, 200);
+  });
 })();

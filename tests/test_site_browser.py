@@ -22,6 +22,8 @@ CHARTS_DRAWN = """() => [...document.querySelectorAll('.vega')].map(
     el => el.classList.contains('rendered') ? el.querySelectorAll(MARKS).length : -1)"""
 WIDTHS = """() => [...document.querySelectorAll('.vega')].map(el => [el.clientWidth,
     Number(el.querySelector('svg').getAttribute('width')), el.querySelectorAll(MARKS).length])"""
+LAID_OUT_AGAIN = """() => [...document.querySelectorAll('.vega')].every(el =>
+    el.classList.contains('rendered') && el.dataset.layout == (el.clientWidth < 600 ? el.clientWidth : 0))"""
 REFERENCES = """() => [...document.querySelectorAll('a[href], link[href], script[src]')]
     .map(el => el.href || el.src).concat(
     [...document.querySelectorAll('noscript')].flatMap(n =>
@@ -128,7 +130,8 @@ def test_charts_fit_a_phone_screen(example_site, chromium):
     """At a phone's width the charts (made for a wide column) are laid out for the narrow one,
     panels one under another and legends below, instead of being drawn wide and cut off: each
     is drawn within a few pixels of its column's width (the stylesheet scales those away) and
-    still draws its marks. Pages with every kind of chart: single, layered, faceted, stacked."""
+    still draws its marks. Pages with every kind of chart: single, layered, faceted, stacked.
+    Made wide again, the window gets the charts as a wide page draws them."""
     site, _ = example_site
     names = ["index.html", "findings.html", *(f"workloads/{n}" for n in pages(site / "workloads"))]
     context = chromium.new_context(viewport={"width": 390, "height": 844})
@@ -140,4 +143,10 @@ def test_charts_fit_a_phone_screen(example_site, chromium):
             assert marks > 0, f"{name}: a chart drew no marks"
             assert width <= 1.05 * column, f"{name}: a chart {width} px wide in {column} px"
         assert not problems, f"{name}: {problems}"
+    page.set_viewport_size({"width": 1280, "height": 844})  # the window made wide: drawn again
+    page.wait_for_function(LAID_OUT_AGAIN)
+    redrawn = page.evaluate(WIDTHS.replace("MARKS", repr(MARKS)))
+    load(page, page.url)  # the same page drawn wide from the start
+    assert redrawn == page.evaluate(WIDTHS.replace("MARKS", repr(MARKS)))
+    assert not problems, f"{names[-1]}, redrawn: {problems}"
     context.close()
