@@ -51,6 +51,8 @@
       if (view.hconcat) { view.vconcat = parts; delete view.hconcat; }
       if (view.concat) view.columns = 1;
       parts.forEach(function (part) { fit(part, width, false); });
+    } else if (!view.mark && !view.layer) {
+      return; // a repeat: drawn as made
     } else if (top) {
       // Vega-Lite fits a single or layered view, axes included, into the width
       view.width = width;
