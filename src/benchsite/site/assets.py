@@ -138,7 +138,10 @@ class SvgRenderer:
 
     def send(self, chart: ChartSpec) -> None:
         """Queue ``chart`` from any process of the build, one forked from it too: it goes
-        through a pipe to the build's process, which draws it as :meth:`draw` does."""
+        through a pipe to the build's process, which draws it as :meth:`draw` does. A chart
+        queued before this process was forked (a finding's, shown by a page) is not sent."""
+        if chart.svg in self.paths:
+            return
         with self._sending:
             self._outbox.send(chart)
 
