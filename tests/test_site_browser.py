@@ -19,9 +19,11 @@ from benchsite.site.serve import QuietHandler
 
 MARKS = "svg .mark-symbol path, svg .mark-line path, svg .mark-area path, svg .mark-rule line"
 CHARTS_DRAWN = """() => [...document.querySelectorAll('.vega')].map(
-    el => el.classList.contains('rendered') ? el.querySelectorAll(MARKS).length : -1)"""
+    el => el.classList.contains('rendered') ? el.querySelectorAll(MARKS).length : -1)
+""".replace("MARKS", repr(MARKS))
 WIDTHS = """() => [...document.querySelectorAll('.vega')].map(el => [el.clientWidth,
-    Number(el.querySelector('svg').getAttribute('width')), el.querySelectorAll(MARKS).length])"""
+    Number(el.querySelector('svg').getAttribute('width')), el.querySelectorAll(MARKS).length])
+""".replace("MARKS", repr(MARKS))
 LAID_OUT_AGAIN = """() => [...document.querySelectorAll('.vega')].every(el =>
     el.classList.contains('rendered') && el.dataset.layout == (el.clientWidth < 600 ? el.clientWidth : 0))"""
 REFERENCES = """() => [...document.querySelectorAll('a[href], link[href], script[src]')]
@@ -61,7 +63,7 @@ def visit(browser, base: str, site: Path) -> dict[str, set[str]]:
     problems = watched(page)
     for name in pages(site):
         load(page, urljoin(base, name))
-        drawn = page.evaluate(CHARTS_DRAWN.replace("MARKS", repr(MARKS)))
+        drawn = page.evaluate(CHARTS_DRAWN)
         assert all(count > 0 for count in drawn), f"{name}: a chart drew no marks: {drawn}"
         references[name] = set(page.evaluate(REFERENCES))
         assert not problems, f"{name}: {problems}"
@@ -139,14 +141,14 @@ def test_charts_fit_a_phone_screen(example_site, chromium):
     problems = watched(page)
     for name in names:
         load(page, (site / name).as_uri())
-        for column, width, marks in page.evaluate(WIDTHS.replace("MARKS", repr(MARKS))):
+        for column, width, marks in page.evaluate(WIDTHS):
             assert marks > 0, f"{name}: a chart drew no marks"
             assert width <= 1.05 * column, f"{name}: a chart {width} px wide in {column} px"
         assert not problems, f"{name}: {problems}"
     page.set_viewport_size({"width": 1280, "height": 844})  # the window made wide: drawn again
     page.wait_for_function(LAID_OUT_AGAIN)
-    redrawn = page.evaluate(WIDTHS.replace("MARKS", repr(MARKS)))
+    redrawn = page.evaluate(WIDTHS)
     load(page, page.url)  # the same page drawn wide from the start
-    assert redrawn == page.evaluate(WIDTHS.replace("MARKS", repr(MARKS)))
+    assert redrawn == page.evaluate(WIDTHS)
     assert not problems, f"{names[-1]}, redrawn: {problems}"
     context.close()
