@@ -50,6 +50,22 @@ def test_a_chart_sent_from_a_forked_page_worker_is_drawn_by_the_build(tmp_path):
     assert svgs.paths == {chart.svg} and (tmp_path / chart.svg).read_text().startswith("<svg")
 
 
+def test_a_page_worker_does_not_send_a_chart_queued_before_it_was_forked(tmp_path):
+    chart = bars([3.0])
+
+    def page_worker() -> None:
+        svgs._outbox.close()  # in this process only: a send would raise
+        svgs.send(chart)
+
+    with SvgRenderer(tmp_path, workers=1) as svgs:
+        svgs.draw([chart])  # a finding's chart, queued when its analysis ended
+        worker = multiprocessing.get_context("fork").Process(target=page_worker)
+        worker.start()
+        worker.join()
+        assert worker.exitcode == 0
+        assert svgs.finish() == 1
+
+
 def test_a_failed_build_ends_even_when_a_killed_page_worker_held_the_chart_pipe(tmp_path):
     svgs = SvgRenderer(tmp_path, workers=1)
 
