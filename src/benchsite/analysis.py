@@ -37,12 +37,13 @@ class Analysed:
 
 
 def prepare_results(plugins: Plugins, results: pd.DataFrame) -> pd.DataFrame:
-    """Pass the results through every ``prepare_results`` implementation, in order."""
-    for impl in plugins.hook.prepare_results.get_hookimpls():
-        changed = impl.function(results=results)
-        if changed is not None:
-            results = changed
-    return results
+    """Pass the results through every ``prepare_results`` implementation, in pluggy's call
+    order, each getting what the previous one returned; one that raises is reported and
+    skipped (:meth:`benchsite.plugin_manager.Plugins.call_each`)."""
+    arguments = {"results": results}
+    for _, changed in plugins.call_each("prepare_results", arguments):
+        arguments["results"] = changed
+    return arguments["results"]
 
 
 def analyse(plugins: Plugins, results: pd.DataFrame) -> Analysed:

@@ -16,6 +16,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pluggy
 
@@ -64,6 +65,38 @@ class Plugins:
         if self.strict:
             raise PluginError(f"plugin {name} ({source}) failed: {error}")
         self.infos[name] = PluginInfo(name, source, version, error=error)
+
+    def call_each(
+        self, hook_name: str, arguments: dict[str, Any] | None = None
+    ) -> Iterator[tuple[str, Any]]:
+        """Call hook ``hook_name`` through pluggy one implementation at a time, in pluggy's own
+        call order (``tryfirst``/``trylast`` honoured, newest registered first), and yield
+        ``(plugin_name, result)`` for each implementation that returned something.
+
+        Each call goes through the plugin manager's hook execution, so every implementation
+        gets only the arguments it names, hook wrappers wrap it and tracing sees it. An
+        implementation that raises is recorded with :meth:`fail` (raised when strict) and
+        skipped, so one broken plugin cannot take the others' results with it. The caller may
+        change ``arguments`` between two implementations (a ``prepare_*`` hook hands each
+        implementation what the previous one returned): it is read afresh for every call."""
+        arguments = {} if arguments is None else arguments
+        caller = getattr(self.hook, hook_name)
+        impls = caller.get_hookimpls()
+        wrappers = [impl for impl in impls if impl.hookwrapper or impl.wrapper]
+        plain = [impl for impl in impls if not (impl.hookwrapper or impl.wrapper)]
+        for impl in reversed(plain):  # pluggy calls the last of this list first
+            try:
+                # pluggy's own HookCaller.call_extra calls one list of implementations so
+                results = caller._hookexec(hook_name, [impl, *wrappers], dict(arguments), False)
+            except Exception as exc:  # noqa: BLE001 - a broken plugin is reported, not fatal
+                info = self.infos.get(impl.plugin_name)
+                source, version = (info.source, info.version) if info else ("?", "?")
+                self.fail(
+                    impl.plugin_name, source, version, f"{hook_name}: {describe_exception(exc)}"
+                )
+                continue
+            for result in results:  # pluggy leaves out an implementation's None
+                yield impl.plugin_name, result
 
 
 def load_plugins(plugin_specs: Sequence[str] = (), *, strict: bool = False) -> Plugins:

@@ -1,6 +1,7 @@
 """Collecting ``register_*`` hook results, checked in one place.
 
-Each plugin's implementation is called on its own, so a plugin whose hook raises is reported by
+Each plugin's implementation is called on its own, through pluggy
+(:meth:`benchsite.plugin_manager.Plugins.call_each`), so a plugin whose hook raises is reported by
 name and skipped, every record is checked to be of the hook's type, and two plugins that
 register the same name are an error naming both.
 """
@@ -10,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from benchsite.errors import PluginError, describe_exception
+from benchsite.errors import PluginError
 from benchsite.plugin_manager import Plugins
 from benchsite.records import Analysis, Collector, Device, Page, Workload
 
@@ -28,26 +29,16 @@ class Registered(Generic[T]):
 def collect(plugins: Plugins, hook_name: str, record_type: type[T]) -> dict[str, Registered[T]]:
     """Call ``hook_name`` on every plugin and return its records by name."""
     found: dict[str, Registered[T]] = {}
-    caller = getattr(plugins.hook, hook_name)
-    for impl in caller.get_hookimpls():  # registration order
-        try:
-            items = impl.function() or []
-        except Exception as exc:  # noqa: BLE001 - a broken plugin is reported, not fatal
-            info = plugins.infos.get(impl.plugin_name)
-            source, version = (info.source, info.version) if info else ("?", "?")
-            plugins.fail(
-                impl.plugin_name, source, version, f"{hook_name}: {describe_exception(exc)}"
-            )
-            continue
-        for item in items:
-            _check(item, record_type, hook_name, impl.plugin_name)
+    for plugin_name, items in plugins.call_each(hook_name):  # hook: register_*
+        for item in items or []:
+            _check(item, record_type, hook_name, plugin_name)
             if item.name in found:
                 raise PluginError(
                     f"{record_type.__name__.lower()} {item.name!r} is registered by both "
-                    f"{found[item.name].plugin} and {impl.plugin_name}: rename one or "
+                    f"{found[item.name].plugin} and {plugin_name}: rename one or "
                     f"uninstall one of the plugins"
                 )
-            found[item.name] = Registered(item, impl.plugin_name)
+            found[item.name] = Registered(item, plugin_name)
     return found
 
 

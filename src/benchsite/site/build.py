@@ -86,7 +86,7 @@ def build_site(options: BuildOptions, reporter: Reporter | None = None) -> Build
         prepared = stage("prepare", prepare_results, plugins, results)  # prepare_results
         analysed = Analysed(prepared, [])  # the findings come in the "analyse" stage
         env = make_environment(options.templates)  # theme: user templates over the default
-        plugins.hook.prepare_jinja_env(env=env)  # hook: prepare_jinja_env
+        list(plugins.call_each("prepare_jinja_env", {"env": env}))  # hook: prepare_jinja_env
         pages = ordered_pages(plugins)  # hook: register_pages
         site = stage("site", make_site, options, analysed, env, plugins, pages)
         site.on_chart = svgs.send  # a page's charts are drawn as it makes them
