@@ -3,7 +3,9 @@
 The price comes from ``benchsite.toml`` (``[cost.usd_per_hour]``, looked up in the current
 folder or at ``$BENCHSITE_CONFIG``; see ``benchsite.toml.example``), keyed by device name,
 device model or device kind, most specific first. Without a file or without a price for the
-device, ``start`` raises :class:`CollectorUnavailable` (said once; nothing recorded).
+device, ``start`` raises :class:`CollectorUnavailable` (said once; nothing recorded). Without any
+configuration file it records nothing and says nothing: no price was asked for (the README's
+"Configuration" section tells how to give one).
 
 Metric: ``cost.usd_per_hour``, the price in force when the case was measured (stored per row,
 so a later price change does not rewrite history). A collector does not see the case's median
@@ -50,14 +52,17 @@ def price_per_hour(device: Device, prices: Mapping[str, Any]) -> float | None:
 
 
 def start_cost(device: Device) -> Callable[[], Mapping[str, float | None]]:
+    if config_path() is None:  # no benchsite.toml: nothing asked, nothing to say
+        return dict
     try:
         prices = section("cost").get("usd_per_hour", {})
         price = price_per_hour(device, prices)
     except ConfigError as exc:
         raise CollectorUnavailable(str(exc)) from exc
     if price is None:
-        where = config_path() or "no benchsite.toml here and BENCHSITE_CONFIG unset"
-        raise CollectorUnavailable(f"no price for {device.name} in [cost.usd_per_hour] ({where})")
+        raise CollectorUnavailable(
+            f"no price for {device.name} in [cost.usd_per_hour] of {config_path()}"
+        )
     return lambda: {"usd_per_hour": price}
 
 

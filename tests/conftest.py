@@ -1,11 +1,22 @@
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 pytest_plugins = ["benchsite.testing"]
 
 TESTS = Path(__file__).parent
 CASEBOOK = str(TESTS / "plugins" / "casebook.py")
+
+
+def install_into(target: Path, package: Path) -> Path:
+    """``pip install --no-deps --target target package``: a real, non-editable install of a
+    plugin package (pip builds it in isolation, with a setuptools new enough for its
+    pyproject; this machine's own is older)."""
+    command = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps"]
+    subprocess.run([*command, "--target", str(target), str(package)], check=True)
+    return target
 
 
 # -- site fixtures (issue 4: `benchsite build`) -------------------------------------------------

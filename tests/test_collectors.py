@@ -163,6 +163,8 @@ def _config(tmp_path: Path, monkeypatch, text: str) -> None:
 def test_cost_is_unavailable_without_a_price(cpu, tmp_path, monkeypatch) -> None:
     monkeypatch.delenv("BENCHSITE_CONFIG", raising=False)
     monkeypatch.chdir(tmp_path)
+    assert collector_cost.start_cost(cpu)() == {}  # no benchsite.toml: nothing asked, no note
+    _config(tmp_path, monkeypatch, '[cost.usd_per_hour]\ncuda = 2.0\n')
     with pytest.raises(CollectorUnavailable, match="no price for cpu"):
         collector_cost.start_cost(cpu)
     _config(tmp_path, monkeypatch, '[cost.usd_per_hour]\ncpu = "cheap"\n')

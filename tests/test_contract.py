@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import importlib
 import inspect
-import subprocess
 import sys
 from pathlib import Path
 
@@ -13,7 +12,7 @@ import jinja2
 import pytest
 
 from benchsite import analysis, hookspecs, registry, store
-from tests.conftest import EXAMPLE_RESULTS, TESTS
+from tests.conftest import EXAMPLE_RESULTS, TESTS, install_into
 
 EVERY_HOOK = str(TESTS / "plugins" / "every_hook.py")
 
@@ -86,22 +85,7 @@ def test_analyses_of_a_group_run_one_after_another_in_one_process(tmp_path, benc
 @pytest.fixture(scope="module")
 def installed_example(tmp_path_factory):
     """Install tests/thirdparty_plugin as a real distribution into a private folder."""
-    target = tmp_path_factory.mktemp("site-packages")
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--no-deps",
-            "--no-build-isolation",
-            "--target",
-            str(target),
-            str(TESTS / "thirdparty_plugin"),
-        ],
-        check=True,
-    )
+    target = install_into(tmp_path_factory.mktemp("site-packages"), TESTS / "thirdparty_plugin")
     sys.path.insert(0, str(target))
     importlib.invalidate_caches()
     yield target

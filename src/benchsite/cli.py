@@ -1,12 +1,21 @@
 """The ``benchsite`` command: parse, then call one library function per command.
 
-Every error a user can cause is a :class:`benchsite.errors.BenchsiteError`, printed here as one
-line (``error: ...``) with exit status 2; Ctrl-C during a run keeps what finished (exit 130).
+Exit statuses:
+
+- 0: done;
+- 1: done, but what was asked did not come out whole: ``run`` stored no successful case,
+  ``build`` had an analysis or a page fail (``--keep-going`` accepts that and exits 0);
+- 2: a problem the user can fix (a bad flag or value, an unknown workload, an unreadable
+  store, a plugin problem with ``--strict``): a :class:`benchsite.errors.BenchsiteError`,
+  printed here as one line, ``error: ...``;
+- 130: interrupted (Ctrl-C); a run keeps the cases that finished.
+
+Problems with plugins that are not fatal are one ``note: ...`` line each on stderr.
 """
 
 from __future__ import annotations
 
-import json
+import shutil
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -17,16 +26,18 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from benchsite import registry, store
+from benchsite import listing, results_view, store
 from benchsite.errors import BenchsiteError
 from benchsite.plugin_manager import load_plugins
 from benchsite.runner import RunOptions, run_benchmarks
+from benchsite.version import __version__
 
 app = typer.Typer(
     help="Measure PyTorch workloads on every CPU and GPU of this machine; publish a site.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
+    rich_markup_mode=None,  # click's plain help: flags shown as flags, readable when piped
 )
 console = Console(highlight=False)
 err_console = Console(stderr=True, highlight=False)
@@ -35,8 +46,27 @@ PluginOpt = Annotated[
     list[str] | None,
     typer.Option("--plugin", "-p", help="Extra plugin: a .py file, a folder of them, or a module."),
 ]
-StrictOpt = Annotated[bool, typer.Option("--strict", help="Fail when any plugin cannot be loaded.")]
+StrictOpt = Annotated[
+    bool, typer.Option("--strict", help="Stop at any plugin problem (otherwise a note).")
+]
 ResultsOpt = Annotated[Path, typer.Option("--results", help="Results store folder (Parquet).")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON, for scripts.")]
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        print(f"benchsite {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def options(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_show_version, is_eager=True, help="Show the version."),
+    ] = False,
+) -> None:
+    """Measure PyTorch workloads on every CPU and GPU of this machine; publish a site."""
 
 
 @app.command()
@@ -90,6 +120,12 @@ def run(
         console.print("continue with: benchsite run --resume (same options)")
         raise typer.Exit(130)
     console.print(f"stored {summary or 'nothing'} in {where}")
+    if report.statuses and not report.statuses.get("ok"):
+        err_console.print(
+            f"[red]error:[/] no case succeeded ({summary}): see the lines above, or "
+            f"`benchsite results --results {escape(str(report.results))}`"
+        )
+        raise typer.Exit(1)
 
 
 def _check_positive(**values: float | None) -> None:
@@ -98,102 +134,75 @@ def _check_positive(**values: float | None) -> None:
             raise BenchsiteError(f"--{name} must be a positive number of seconds, got {value:g}")
 
 
-@app.command()
-def devices(plugin: PluginOpt = None, strict: StrictOpt = False) -> None:
-    """List the devices found on this machine and what was captured about each."""
-    plugins = load_plugins(tuple(plugin or ()), strict=strict)
-    table = Table("device", "kind", "model", "fingerprint", "details")
-    for name, registered in registry.devices(plugins).items():
-        found = registered.item
-        details = {k: v for k, v in found.info.items() if k != "model" and k != "blas"}
-        table.add_row(
-            name,
-            found.kind,
-            str(found.info.get("model")),
-            found.fingerprint,
-            escape(json.dumps(details, default=str)),
-        )
-    console.print(table)
+NameArg = Annotated[str | None, typer.Argument(help="Show this one in full.")]
 
 
 @app.command()
-def workloads(plugin: PluginOpt = None, strict: StrictOpt = False) -> None:
-    """List the workloads with their parameter grids (full and quick)."""
-    plugins = load_plugins(tuple(plugin or ()), strict=strict)
-    table = Table("workload", "plugin", "devices", "full grid", "quick grid", "description")
-    for name, registered in registry.workloads(plugins).items():
-        item = registered.item
-        table.add_row(
-            escape(name),
-            escape(registered.plugin),
-            ", ".join(item.devices),
-            f"{len(item.grid('full'))} cases: {escape(_grid_text(item.params))}",
-            f"{len(item.grid('quick'))} cases: {escape(_grid_text(item.quick or item.params))}",
-            escape(item.description),
-        )
-    console.print(table)
-
-
-def _grid_text(grid: object) -> str:
-    parts = grid if isinstance(grid, list | tuple) else [grid]
-    return " | ".join(
-        ", ".join(f"{key}={list(values)}" for key, values in part.items()) for part in parts
-    )
+def devices(
+    name: NameArg = None, json: JsonOpt = False, plugin: PluginOpt = None, strict: StrictOpt = False
+) -> None:
+    """List the devices found on this machine (NAME: what was captured about one)."""
+    rows = listing.device_rows(load_plugins(tuple(plugin or ()), strict=strict))
+    _list("devices", rows, name, json)
 
 
 @app.command()
-def plugins(plugin: PluginOpt = None) -> None:
-    """List every plugin found: where it came from, its version, hooks, and load errors."""
-    loaded = load_plugins(tuple(plugin or ()))
-    table = Table("plugin", "from", "version", "hooks", "error")
-    for info in loaded.infos.values():
-        table.add_row(
-            escape(info.name),
-            escape(info.source),
-            escape(info.version),
-            ", ".join(info.hooks),
-            f"[red]{escape(info.error)}[/]" if info.error else "",
-        )
-    console.print(table)
+def workloads(
+    name: NameArg = None, json: JsonOpt = False, plugin: PluginOpt = None, strict: StrictOpt = False
+) -> None:
+    """List the workloads: quick/full cases, devices (NAME: its grids and settings)."""
+    rows = listing.workload_rows(load_plugins(tuple(plugin or ()), strict=strict))
+    _list("workloads", rows, name, json)
 
 
 @app.command()
-def results(results: ResultsOpt = Path("results")) -> None:
-    """Show the newest run in the store as a table."""
-    frame = store.read_results(results)
-    if frame.empty:
-        raise BenchsiteError(f"{results} holds no results: run `benchsite run` first")
-    newest = frame[frame["run_id"] == frame.iloc[-1]["run_id"]]
-    first = newest.iloc[0]
-    console.print(
-        f"run {first['run_id']} on {first['host']}, {first['timestamp']:%Y-%m-%d %H:%M} UTC"
-    )
-    table = Table(
-        "workload", "params", "device", "status", "median", "95% CI", "IQR", "samples", "rate"
-    )
-    for row in newest.itertuples():
-        table.add_row(
-            escape(str(row.workload)),
-            escape(str(row.params)),
-            str(row.device),
-            str(row.status),
-            *_timing_cells(row),
-        )
+def plugins(
+    name: NameArg = None, json: JsonOpt = False, plugin: PluginOpt = None, strict: StrictOpt = False
+) -> None:
+    """List every plugin found: version, where from, hooks or the error that stopped it."""
+    rows = listing.plugin_rows(load_plugins(tuple(plugin or ()), strict=strict))
+    _list("plugins", rows, name, json)
+
+
+def _list(kind: str, rows: list[dict], name: str | None, as_json: bool) -> None:
+    """One line per item (cut to a terminal's width, whole when piped), or one in full."""
+    if name is not None:
+        row = listing.pick(kind, rows, name)
+        lines = [listing.as_json(row)] if as_json else listing.detail_lines(row)
+    elif as_json:
+        lines = [listing.as_json(rows)]
+    else:
+        width = shutil.get_terminal_size().columns if sys.stdout.isatty() else None
+        lines = listing.summary_lines(kind, rows, width)
+    for line in lines:
+        print(line)
+
+
+@app.command()
+def results(
+    results: ResultsOpt = Path("results"),
+    run: Annotated[
+        str | None, typer.Option("--run", help="Run id (or its start); default: the newest.")
+    ] = None,
+    host: Annotated[str | None, typer.Option("--host", help="Newest run of this host.")] = None,
+    csv: Annotated[Path | None, typer.Option("--csv", help="Also write the rows as CSV.")] = None,
+    json: Annotated[
+        Path | None, typer.Option("--json", help="Also write the rows as JSON.")
+    ] = None,
+) -> None:
+    """Show one run of the store as a table (the newest unless --run or --host)."""
+    rows = results_view.select_run(results, run, host)
+    console.print(escape(results_view.heading(rows)))
+    table = Table(*results_view.TABLE_COLUMNS)
+    for cells in results_view.table_cells(rows):
+        table.add_row(*(escape(cell) for cell in cells))
     console.print(table)
-
-
-def _timing_cells(row: object) -> list[str]:
-    from benchsite.units import format_rate, format_seconds
-
-    if row.status != "ok":
-        return [escape(str(row.error or ""))[:60], "", "", "", ""]
-    return [
-        format_seconds(row.median_s),
-        f"{format_seconds(row.ci_low_s)}–{format_seconds(row.ci_high_s)}",
-        format_seconds(row.iqr_s),
-        f"{row.n_samples}×{row.calls_per_sample}",
-        format_rate(row),
-    ]
+    for line in results_view.failure_lines(rows):
+        console.print(escape(line), soft_wrap=True)
+    for path, form in ((csv, "csv"), (json, "json")):
+        if path is not None:
+            results_view.export(rows, path, form)
+            console.print(f"wrote {len(rows)} rows to {escape(str(path))}")
 
 
 @app.command()
@@ -204,6 +213,9 @@ def build(
         Path | None, typer.Option("--templates", help="Folder of templates overriding the theme.")
     ] = None,
     title: Annotated[str | None, typer.Option("--title", help="The site's title.")] = None,
+    keep_going: Annotated[
+        bool, typer.Option("--keep-going", help="Exit 0 even when an analysis or page failed.")
+    ] = False,
     plugin: PluginOpt = None,
     strict: StrictOpt = False,
 ) -> None:
@@ -219,12 +231,34 @@ def build(
     except KeyboardInterrupt:
         console.print(f"interrupted: the site in {escape(str(out))} is incomplete; build it again.")
         raise typer.Exit(130) from None
-    for name, error in {**report.analysis_errors, **report.page_errors}.items():
+    failed = {**report.analysis_errors, **report.page_errors}
+    for name, error in failed.items():
         err_console.print(f"[yellow]note:[/] {escape(name)} failed: {escape(error)}")
     console.print(
         f"built {report.files} files from {report.rows} rows in {report.seconds:.1f} s: "
         f"open {escape(str(out / 'index.html'))} or run `benchsite serve --site {escape(str(out))}`"
     )
+    if failed and not keep_going:
+        err_console.print(
+            f"[red]error:[/] {len(failed)} analyses or pages failed ({escape(', '.join(failed))}), "
+            "the site lacks what they give: fix the plugins, or pass --keep-going to accept it"
+        )
+        raise typer.Exit(1)
+
+
+@app.command("new-plugin")
+def new_plugin(
+    name: Annotated[str, typer.Argument(help="The plugin's name, like my-workloads.")],
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Folder to create (default: ./NAME).")
+    ] = None,
+) -> None:
+    """Write an installable plugin package: a workload, a collector, tests, a pyproject."""
+    from benchsite.scaffold import write_plugin
+
+    folder = write_plugin(name, out or Path(name))
+    console.print(f"wrote {escape(str(folder))}: a workload, a collector and their tests")
+    console.print(f"next: pip install -e {escape(str(folder))} && pytest {escape(str(folder))}")
 
 
 @app.command()

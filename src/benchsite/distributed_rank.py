@@ -59,7 +59,7 @@ def run_rank(spec: dict[str, Any], rank: int) -> dict[str, Any]:
     import torch
     import torch.distributed as dist
 
-    plugins = load_plugins(spec["plugins"])
+    plugins = load_plugins(spec["plugins"], quiet=True)
     state = WorkerState(
         registry.workloads(plugins), registry.devices(plugins), registry.collectors(plugins)
     )

@@ -1,19 +1,22 @@
 """Finding and loading plugins: the built-ins, entry points, and ``-p/--plugin`` paths.
 
-Each plugin loads in isolation: one that fails to import is recorded in
-:attr:`Plugins.load_errors` and skipped (``strict=True`` raises instead). ``benchsite plugins``
-lists what was found, from where, its version and the hooks it implements.
+Each plugin loads in isolation: one that fails to import, implements a function marked
+``@hookimpl`` whose name is no hook (a misspelt ``register_workload``), or whose ``register_*``
+hook raises or returns an invalid record is recorded in :attr:`Plugins.load_errors`, reported as
+one ``note:`` line on stderr, and skipped (``strict=True`` raises instead). ``benchsite
+plugins`` lists what was found, from where, its version and the hooks it implements.
 """
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import importlib.metadata
 import importlib.util
 import pkgutil
 import sys
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -47,6 +50,8 @@ class Plugins:
     infos: dict[str, PluginInfo] = field(default_factory=dict)
     plugin_specs: tuple[str, ...] = ()
     strict: bool = False
+    quiet: bool = False  # True in worker processes: the parent already reported the problems
+    noted: list[str] = field(default_factory=list)
 
     @property
     def hook(self) -> pluggy.HookRelay:
@@ -60,11 +65,31 @@ class Plugins:
         info = self.infos.get(plugin_name)
         return info.version if info else "unknown"
 
-    def fail(self, name: str, source: str, version: str, error: str) -> None:
-        """Record that plugin ``name`` failed (or raise when strict)."""
+    def fail(
+        self, name: str, source: str, version: str, error: str, consequence: str = "not loaded"
+    ) -> None:
+        """Record that plugin ``name`` failed and say so in one note saying what was left out
+        (``consequence``); raise instead when strict."""
         if self.strict:
-            raise PluginError(f"plugin {name} ({source}) failed: {error}")
-        self.infos[name] = PluginInfo(name, source, version, error=error)
+            raise PluginError(f"plugin {name} ({source}): {error}")
+        known = self.infos.get(name)
+        self.infos[name] = (
+            replace(known, error=error) if known else PluginInfo(name, source, version, error=error)
+        )
+        self.note(f"plugin {name} ({source}): {error}; {consequence} (--strict makes this fatal)")
+
+    def reject(self, plugin_name: str, problem: str, consequence: str = "left out") -> None:
+        """Plugin ``plugin_name`` registered something wrong: :meth:`fail` with ``problem``."""
+        info = self.infos.get(plugin_name)
+        source, version = (info.source, info.version) if info else ("?", "?")
+        self.fail(plugin_name, source, version, problem, consequence)
+
+    def note(self, text: str) -> None:
+        """Say ``text`` once, as one ``note:`` line on stderr (not when ``quiet``)."""
+        if text not in self.noted:
+            self.noted.append(text)
+            if not self.quiet:
+                print(f"note: {text}", file=sys.stderr, flush=True)
 
     def call_each(
         self, hook_name: str, arguments: dict[str, Any] | None = None
@@ -89,21 +114,20 @@ class Plugins:
                 # pluggy's own HookCaller.call_extra calls one list of implementations so
                 results = caller._hookexec(hook_name, [impl, *wrappers], dict(arguments), False)
             except Exception as exc:  # noqa: BLE001 - a broken plugin is reported, not fatal
-                info = self.infos.get(impl.plugin_name)
-                source, version = (info.source, info.version) if info else ("?", "?")
-                self.fail(
-                    impl.plugin_name, source, version, f"{hook_name}: {describe_exception(exc)}"
-                )
+                problem = f"{hook_name} raised {describe_exception(exc)}"
+                self.reject(impl.plugin_name, problem, f"what its {hook_name} gives is left out")
                 continue
             for result in results:  # pluggy leaves out an implementation's None
                 yield impl.plugin_name, result
 
 
-def load_plugins(plugin_specs: Sequence[str] = (), *, strict: bool = False) -> Plugins:
+def load_plugins(
+    plugin_specs: Sequence[str] = (), *, strict: bool = False, quiet: bool = False
+) -> Plugins:
     """Build a plugin manager with every plugin found; see the module docstring."""
     manager = pluggy.PluginManager(hookspecs.PROJECT)
     manager.add_hookspecs(hookspecs)
-    plugins = Plugins(manager, plugin_specs=tuple(plugin_specs), strict=strict)
+    plugins = Plugins(manager, plugin_specs=tuple(plugin_specs), strict=strict, quiet=quiet)
     for name, loader, source, version in _candidates(plugin_specs):
         _load_one(plugins, name, loader, source, version)
     return plugins
@@ -160,5 +184,18 @@ def _load_one(plugins: Plugins, name: str, loader: object, source: str, version:
     except Exception as exc:  # noqa: BLE001 - any import failure must be reported, not fatal
         plugins.fail(name, source, version, describe_exception(exc))
         return
-    hooks = tuple(caller.name for caller in plugins.manager.get_hookcallers(plugin) or ())
+    callers = plugins.manager.get_hookcallers(plugin) or ()
+    hooks = tuple(caller.name for caller in callers if caller.spec is not None)
     plugins.infos[name] = PluginInfo(name, source, version, hooks)
+    for unknown in (caller.name for caller in callers if caller.spec is None):
+        if plugins.strict:
+            raise PluginError(f"plugin {name} ({source}): {unknown_hook(unknown)}")
+        plugins.note(f"plugin {name} ({source}): {unknown_hook(unknown)}; it is ignored "
+                     "(--strict makes this fatal)")  # fmt: skip
+
+
+def unknown_hook(name: str) -> str:
+    """What to say about an implementation of ``name``, which is no hook."""
+    close = difflib.get_close_matches(name, hookspecs.HOOK_NAMES, n=1)
+    hint = f"did you mean {close[0]}?" if close else f"hooks: {', '.join(hookspecs.HOOK_NAMES)}"
+    return f"{name} is not a benchsite hook ({hint})"

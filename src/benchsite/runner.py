@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from benchsite import distributed, registry, store
+from benchsite import distributed, registry, store, validation
 from benchsite.errors import SelectionError
 from benchsite.measure import MeasureSettings
 from benchsite.plugin_manager import Plugins, load_plugins
@@ -99,9 +99,7 @@ class RunReport:
 def run_benchmarks(options: RunOptions, reporter: Reporter | None = None) -> RunReport:
     """Run every selected case and store its result; see the module docstring."""
     reporter = reporter or SilentReporter()
-    plugins = load_plugins(options.plugins, strict=options.strict)
-    for info in plugins.load_errors:  # plugins: built-ins, entry points, -p
-        reporter.notice(f"plugin {info.name} skipped: {info.error}")
+    plugins = load_plugins(options.plugins, strict=options.strict)  # problems: a note each
     devices = select_devices(plugins, options.devices)  # hook: register_devices
     workloads = select_workloads(plugins, options.workloads)  # hook: register_workloads
     plan = plan_cases(workloads, devices, options.profile)
@@ -140,7 +138,8 @@ def select_devices(plugins: Plugins, patterns: Sequence[str]) -> list[Device]:
 
 def select_workloads(plugins: Plugins, patterns: Sequence[str]) -> list[Registered[Workload]]:
     """The workloads to run: all, or those whose name matches one of ``patterns`` (globs)."""
-    found = registry.workloads(plugins)
+    kinds = {registered.item.kind for registered in registry.devices(plugins).values()}
+    found = registry.workloads(plugins, kinds | validation.TORCH_DEVICE_KINDS)
     chosen = [registered for name, registered in found.items() if _matches(name, patterns)]
     if patterns and not chosen:
         raise SelectionError(

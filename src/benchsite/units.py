@@ -68,9 +68,10 @@ def rate_texts(tflops: np.ndarray, gbps: np.ndarray, items: np.ndarray) -> np.nd
     return out
 
 
+# SI prefixes fitted to the value (``10.1 MFLOP/s``, never ``1.01e-05 TFLOP/s``)
 RATE_TEXTS = (
-    lambda value: f"{value:.3g} TFLOP/s",
-    lambda value: f"{value:.3g} GB/s",
+    lambda value: format_number(value * 1e12, "FLOP/s"),
+    lambda value: format_number(value * 1e9, "B/s"),
     lambda value: f"{format_number(value)} items/s",
 )
 

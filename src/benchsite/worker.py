@@ -12,12 +12,12 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import signal
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import Any
 
-from benchsite import registry
+from benchsite import registry, validation
 from benchsite.errors import SkipCase, describe_exception
 from benchsite.measure import Measurement, MeasureSettings, measure_case
 from benchsite.plugin_manager import load_plugins
@@ -138,7 +138,7 @@ class WorkerState:
 def serve(conn: Connection, plugin_specs: tuple[str, ...]) -> None:
     """Worker main loop: build the plugins, then answer case specs until told to stop."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides what Ctrl-C means
-    plugins = load_plugins(plugin_specs)
+    plugins = load_plugins(plugin_specs, quiet=True)  # the parent reported any problem
     state = WorkerState(
         registry.workloads(plugins), registry.devices(plugins), registry.collectors(plugins)
     )
@@ -214,13 +214,28 @@ def _collecting(
         finally:
             for name, stop in reversed(stops):
                 try:
-                    out.update({f"{name}.{key}": value for key, value in stop().items()})
+                    out.update(_numbers(name, stop(), lambda text: _notice_once(state, notices, text)))
                 except Exception as exc:  # noqa: BLE001
                     _notice_once(
                         state, notices, f"collector {name} failed: {describe_exception(exc)}"
                     )
 
     return around
+
+
+def _numbers(
+    collector: str, values: Mapping[str, Any], notice: Callable[[str], None]
+) -> dict[str, Any]:
+    """A collector's metrics as ``<collector>.<metric>``; a value that is no number is left
+    out and said once (``validation.metric_problem``)."""
+    kept = {}
+    for key, value in values.items():
+        problem = validation.metric_problem(key, value)
+        if problem is None:
+            kept[f"{collector}.{key}"] = value
+        else:
+            notice(f"collector {collector}: {problem}")
+    return kept
 
 
 def _notice_once(state: WorkerState, notices: list[str], text: str) -> None:
