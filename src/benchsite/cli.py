@@ -39,8 +39,8 @@ app = typer.Typer(
     add_completion=False,
     rich_markup_mode=None,  # click's plain help: flags shown as flags, readable when piped
 )
-console = Console(highlight=False)
-err_console = Console(stderr=True, highlight=False)
+console = Console(highlight=False, soft_wrap=True)  # a long line stays one line when piped
+err_console = Console(stderr=True, highlight=False, soft_wrap=True)
 
 PluginOpt = Annotated[
     list[str] | None,
@@ -272,10 +272,10 @@ def serve(
     serve_site(site, port, announce=console.print)
 
 
-def main() -> None:
+def main(args: list[str] | None = None) -> None:
     """Entry point: turn user errors into one line and exit status 2."""
     try:
-        app()
+        app(args=args)
     except BenchsiteError as exc:
         err_console.print(f"[red]error:[/] {escape(str(exc))}")
         sys.exit(exc.exit_code)
