@@ -91,6 +91,13 @@ class Plugins:
             if not self.quiet:
                 print(f"note: {text}", file=sys.stderr, flush=True)
 
+    def template_folders(self) -> list[Path]:
+        """The ``templates/`` folder next to each plugin's module, where there is one (a
+        plugin's own templates; the site's Jinja loader searches them after ``--templates``)."""
+        files = (getattr(plugin, "__file__", None) for plugin in self.manager.get_plugins())
+        folders = {Path(file).parent / "templates" for file in files if file}
+        return sorted(folder for folder in folders if folder.is_dir())
+
     def call_each(
         self, hook_name: str, arguments: dict[str, Any] | None = None
     ) -> Iterator[tuple[str, Any]]:

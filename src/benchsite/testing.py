@@ -1,12 +1,22 @@
 """Pytest fixtures for benchsite and its plugin authors.
 
 Enable in a ``conftest.py`` with ``pytest_plugins = ["benchsite.testing"]``. The fixtures use
-real parts: a real plugin manager, a real Parquet store in a temporary folder, real runs.
+real parts: a real plugin manager, a real Parquet store in a temporary folder, real runs, a real
+site build. Each is documented in ``docs/plugins.md`` ("Testing your plugin"):
+
+- ``fake_device`` → :class:`~benchsite.records.Device`
+- ``benchsite_plugins(*specs, strict=False)`` → :class:`~benchsite.plugin_manager.Plugins`
+- ``results_dir`` → :class:`~pathlib.Path` (an empty store folder)
+- ``run_workloads(*names, **run_options)`` → ``(RunReport, DataFrame)``
+- ``site_from_rows(rows, **build_options)`` → ``(Path, BuildReport)``
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+import uuid
+from collections.abc import Callable, Iterable, Mapping
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -53,3 +63,57 @@ def run_workloads(results_dir: Path) -> Callable[..., tuple[RunReport, pd.DataFr
         return report, store.read_results(results_dir)
 
     return run
+
+
+ROW_DEFAULTS: dict[str, Any] = {
+    "run_id": "test-run",
+    "host": "test-host",
+    "device": "cpu",
+    "device_kind": "cpu",
+    "device_model": "test CPU",
+    "fingerprint": "test",
+    "plugin": "test",
+    "profile": "quick",
+    "status": "ok",
+    "n_samples": 5,
+    "calls_per_sample": 1,
+    "world_size": 1,
+}
+
+
+def complete_row(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A store row from the columns given (at least ``workload``; ``params`` as a dict), the
+    rest filled in: the defaults above, a fresh ``row_id``, now as ``timestamp``, the case
+    key, and for an ``ok`` row with ``median_s`` its interval when none is given."""
+    full = {**ROW_DEFAULTS, **row}
+    params = full.setdefault("params", {})
+    full.setdefault("row_id", uuid.uuid4().hex)
+    full.setdefault("timestamp", datetime.now(UTC))
+    full.setdefault("case_key", f"{full['workload']}?{json.dumps(params, sort_keys=True)}")
+    full.setdefault("schema_version", store.SCHEMA_VERSION)
+    if full.get("median_s") is not None:
+        full.setdefault("ci_low_s", full["median_s"])
+        full.setdefault("ci_high_s", full["median_s"])
+    return full
+
+
+@pytest.fixture
+def site_from_rows(tmp_path: Path) -> Callable[..., tuple[Path, Any]]:
+    """Build a real site from the rows given, without running anything:
+    ``site_from_rows([{"workload": "saxpy", "params": {"size": 1024}, "median_s": 1e-3}],
+    plugins=("my_plugin.py",))`` writes them (completed by :func:`complete_row`) into a store
+    in a temporary folder, builds the site with ``benchsite.site.build_site`` (keyword
+    arguments go to its ``BuildOptions``) and returns ``(site folder, BuildReport)``."""
+
+    def build(rows: Iterable[Mapping[str, Any]], **options: Any) -> tuple[Path, Any]:
+        from benchsite.site import BuildOptions, build_site
+
+        results, out = tmp_path / "site-results", tmp_path / "site"
+        runs: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        for row in map(complete_row, rows):
+            runs.setdefault((row["host"], row["run_id"]), []).append(row)
+        for (host, run_id), run_rows in runs.items():
+            store.write_rows(results, host, run_id, run_rows)
+        return out, build_site(BuildOptions(results=results, out=out, **options))
+
+    return build

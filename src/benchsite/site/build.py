@@ -85,7 +85,7 @@ def build_site(options: BuildOptions, reporter: Reporter | None = None) -> Build
         results = stage("read", read_or_run, options, reporter, report)  # suite if empty
         prepared = stage("prepare", prepare_results, plugins, results)  # prepare_results
         analysed = Analysed(prepared, [])  # the findings come in the "analyse" stage
-        env = make_environment(options.templates)  # theme: user templates over the default
+        env = make_environment(options.templates, plugins.template_folders())  # user, plugins, theme
         list(plugins.call_each("prepare_jinja_env", {"env": env}))  # hook: prepare_jinja_env
         pages = ordered_pages(plugins)  # hook: register_pages
         site = stage("site", make_site, options, analysed, env, plugins, pages)

@@ -1,8 +1,9 @@
 """The Jinja environment every page renders with: the default theme, a user's overrides, and the
 site's filters.
 
-Templates are looked up first in the user's ``--templates`` folder, then in the default theme
-(the ``benchsite.templates`` package). The default theme is also reachable under the prefix
+Templates are looked up first in the user's ``--templates`` folder, then in the ``templates/``
+folder of each plugin that has one next to its module (:meth:`Plugins.template_folders`), then
+in the default theme (the ``benchsite.templates`` package). The default theme is also reachable under the prefix
 ``default:``, so a user's ``base.html`` can say ``{% extends "default:base.html" %}`` and change
 one block. Autoescaping is on for every template: text from plugins and results is always
 escaped; Markdown goes through :func:`benchsite.site.sanitize.markdown_html`.
@@ -10,6 +11,7 @@ escaped; Markdown goes through :func:`benchsite.site.sanitize.markdown_html`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
@@ -23,21 +25,29 @@ from benchsite.units import format_number, format_seconds
 DEFAULT_THEME = "benchsite.templates"
 
 
-def template_loader(templates: Path | None) -> jinja2.BaseLoader:
-    """User folder, then the default theme; ``default:<name>`` always means the default theme."""
+def template_loader(
+    templates: Path | None, plugin_folders: Sequence[Path] = ()
+) -> jinja2.BaseLoader:
+    """User folder, plugins' folders, then the default theme; ``default:<name>`` always means
+    the default theme."""
     default = jinja2.PackageLoader(DEFAULT_THEME, "")
     prefixed = jinja2.PrefixLoader({"default": default}, delimiter=":")
-    if templates is None:
-        return jinja2.ChoiceLoader([default, prefixed])
-    if not Path(templates).is_dir():
-        raise BenchsiteError(f"--templates {templates} is not a folder: pass a folder of templates")
-    return jinja2.ChoiceLoader([jinja2.FileSystemLoader(str(templates)), default, prefixed])
+    folders = [str(folder) for folder in plugin_folders]
+    if templates is not None:
+        if not Path(templates).is_dir():
+            raise BenchsiteError(
+                f"--templates {templates} is not a folder: pass a folder of templates"
+            )
+        folders.insert(0, str(templates))
+    return jinja2.ChoiceLoader([jinja2.FileSystemLoader(folders), default, prefixed])
 
 
-def make_environment(templates: Path | None = None) -> jinja2.Environment:
+def make_environment(
+    templates: Path | None = None, plugin_folders: Sequence[Path] = ()
+) -> jinja2.Environment:
     """The environment with the site's filters; plugins change it in ``prepare_jinja_env``."""
     env = jinja2.Environment(
-        loader=template_loader(templates),
+        loader=template_loader(templates, plugin_folders),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,

@@ -1,0 +1,102 @@
+"""The published package works outside an editable install: the wheel holds every package of
+the engine, the built-in plugins and the theme; installed into a fresh virtual environment it
+runs the quick matmul case, builds a site, and a third-party plugin installs against it.
+
+The fresh environment sees this machine's own packages (``--system-site-packages``: torch and
+the other dependencies are not downloaded again), so the test checks that its ``benchsite`` is
+the wheel's and not an editable install found there."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import TESTS
+
+REPO = TESTS.parent
+
+
+def pip(*args: str | Path, python: Path | None = None) -> None:
+    target = ["--python", str(python)] if python else []
+    subprocess.run([sys.executable, "-m", "pip", *target, *map(str, args)], check=True)
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    """The wheel pip builds from a clean copy of this repository's files (as a fresh clone has
+    them: no egg-info or build folder left by an editable install, which setuptools would
+    read), in isolation, as a user's pip would."""
+    clean, dist = tmp_path_factory.mktemp("clone"), tmp_path_factory.mktemp("dist")
+    listed = ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"]
+    for name in subprocess.run(listed, capture_output=True, check=True, cwd=REPO).stdout.split(
+        b"\0"
+    ):
+        if name and (REPO / name.decode()).is_file():
+            (clean / name.decode()).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / name.decode(), clean / name.decode())
+    pip("wheel", "--quiet", "--no-deps", "--wheel-dir", dist, clean)
+    (built,) = dist.glob("benchsite-*.whl")
+    return built
+
+
+def shipped_packages() -> set[str]:
+    """Every package the wheel must hold: each folder of src/benchsite with an __init__.py,
+    and the top-level plugins/ and templates/ (mapped into the package)."""
+    engine = {init.parent.relative_to(REPO / "src").as_posix()
+              for init in (REPO / "src" / "benchsite").rglob("__init__.py")}  # fmt: skip
+    return engine | {"benchsite/plugins", "benchsite/templates"}
+
+
+def test_the_wheel_holds_every_package_module_and_template(wheel):
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for package in shipped_packages():
+        assert f"{package}/__init__.py" in names, f"the wheel lacks the package {package}"
+    for folder, prefix in ((REPO / "src" / "benchsite", "benchsite"),
+                           (REPO / "plugins", "benchsite/plugins"),
+                           (REPO / "templates", "benchsite/templates")):  # fmt: skip
+        for path in folder.rglob("*"):
+            if path.is_file() and "__pycache__" not in path.parts:
+                inside = f"{prefix}/{path.relative_to(folder).as_posix()}"
+                assert inside in names, f"the wheel lacks {inside}"
+
+
+def test_the_installed_wheel_runs_builds_and_takes_a_plugin(wheel, tmp_path):
+    venv = tmp_path / "venv"
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", venv], check=True
+    )
+    python, command = venv / "bin" / "python", venv / "bin" / "benchsite"
+    pip("install", "--quiet", "--no-deps", wheel, python=python)
+    where = subprocess.run(
+        [python, "-c", "import benchsite.site, benchsite.plugins; print(benchsite.__file__)"],
+        capture_output=True, text=True, check=True, cwd=tmp_path,
+    ).stdout  # fmt: skip
+    assert Path(where.strip()).is_relative_to(venv), f"not the wheel's benchsite: {where}"
+
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "BENCHSITE_CONFIG")}
+
+    def benchsite(*args: str) -> str:
+        done = subprocess.run(
+            [command, *args], capture_output=True, text=True, env=env, cwd=tmp_path
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    store, site = str(tmp_path / "store"), tmp_path / "site"
+    ran = benchsite(
+        "run", "--quick", "-w", "matmul", "-d", "cpu", "--budget", "0.05", "--results", store
+    )
+    assert "stored 6 ok, 2 skipped" in ran
+    benchsite("build", "--results", store, "--out", str(site))
+    assert (site / "workloads" / "matmul.html").is_file() and (
+        site / "assets" / "site.css"
+    ).is_file()
+
+    pip("install", "--quiet", "--no-deps", TESTS / "thirdparty_plugin", python=python)
+    assert "plugin: example\n" in benchsite("workloads", "example-saxpy")
