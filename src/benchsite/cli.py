@@ -44,12 +44,19 @@ err_console = Console(stderr=True, highlight=False, soft_wrap=True)
 
 PluginOpt = Annotated[
     list[str] | None,
-    typer.Option("--plugin", "-p", help="Extra plugin: a .py file, a folder of them, or a module."),
+    typer.Option(
+        "--plugin",
+        "-p",
+        metavar="PLUGIN",
+        help="Extra plugin: a .py file, a folder of them, or a module.",
+    ),
 ]
 StrictOpt = Annotated[
     bool, typer.Option("--strict", help="Stop at any plugin problem (otherwise a note).")
 ]
-ResultsOpt = Annotated[Path, typer.Option("--results", help="Results store folder (Parquet).")]
+ResultsOpt = Annotated[
+    Path, typer.Option("--results", metavar="DIR", help="Results store folder (Parquet).")
+]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON, for scripts.")]
 
 
@@ -74,26 +81,34 @@ def run(
     quick: Annotated[bool, typer.Option("--quick", help="Small grids (default).")] = False,
     full: Annotated[bool, typer.Option("--full", help="Full grids: every size and batch.")] = False,
     workload: Annotated[
-        list[str] | None, typer.Option("--workload", "-w", help="Workload name or glob.")
+        list[str] | None,
+        typer.Option("--workload", "-w", metavar="NAME", help="Workload name or glob."),
     ] = None,
     device: Annotated[
-        list[str] | None, typer.Option("--device", "-d", help="Device name or glob (cpu, cuda:0).")
+        list[str] | None,
+        typer.Option("--device", "-d", metavar="DEVICE", help="Device name or glob (cpu, cuda:0)."),
     ] = None,
     results: ResultsOpt = Path("results"),
     timeout: Annotated[
-        float | None, typer.Option("--timeout", help="Seconds before a case is killed.")
+        float | None,
+        typer.Option("--timeout", metavar="SECONDS", help="Seconds before a case is killed."),
     ] = None,
     budget: Annotated[
-        float | None, typer.Option("--budget", help="Seconds of sampling per case at most.")
+        float | None,
+        typer.Option("--budget", metavar="SECONDS", help="Seconds of sampling per case at most."),
     ] = None,
     resume: Annotated[
         bool, typer.Option("--resume", help="Continue this host's newest run, skipping done cases.")
     ] = False,
-    host: Annotated[str | None, typer.Option("--host", help="Host name to store.")] = None,
+    host: Annotated[
+        str | None, typer.Option("--host", metavar="NAME", help="Host name to store.")
+    ] = None,
     plugin: PluginOpt = None,
     strict: StrictOpt = False,
 ) -> None:
-    """Run the workloads on every device and store every measurement."""
+    """Run the workloads on every device and store every measurement.
+
+    Exits 1 when no case succeeded."""
     from benchsite.progress import ProgressReporter
 
     if quick and full:
@@ -141,7 +156,9 @@ NameArg = Annotated[str | None, typer.Argument(help="Show this one in full.")]
 def devices(
     name: NameArg = None, json: JsonOpt = False, plugin: PluginOpt = None, strict: StrictOpt = False
 ) -> None:
-    """List the devices found on this machine (NAME: what was captured about one)."""
+    """List the devices found here, one a line.
+
+    With NAME: everything captured about that device."""
     rows = listing.device_rows(load_plugins(tuple(plugin or ()), strict=strict))
     _list("devices", rows, name, json)
 
@@ -150,7 +167,10 @@ def devices(
 def workloads(
     name: NameArg = None, json: JsonOpt = False, plugin: PluginOpt = None, strict: StrictOpt = False
 ) -> None:
-    """List the workloads: quick/full cases, devices (NAME: its grids and settings)."""
+    """List the workloads, one a line.
+
+    Each line: name, quick/full cases, device kinds, description. With NAME: its grids and
+    settings in full."""
     rows = listing.workload_rows(load_plugins(tuple(plugin or ()), strict=strict))
     _list("workloads", rows, name, json)
 
@@ -159,12 +179,14 @@ def workloads(
 def plugins(
     name: NameArg = None, json: JsonOpt = False, plugin: PluginOpt = None, strict: StrictOpt = False
 ) -> None:
-    """List every plugin found: version, where from, hooks or the error that stopped it."""
+    """List the plugins found, one a line.
+
+    Each line: name, version, where from, and its hooks or the error that stopped it."""
     rows = listing.plugin_rows(load_plugins(tuple(plugin or ()), strict=strict))
     _list("plugins", rows, name, json)
 
 
-def _list(kind: str, rows: list[dict], name: str | None, as_json: bool) -> None:
+def _list(kind: str, rows: list[dict[str, object]], name: str | None, as_json: bool) -> None:
     """One line per item (cut to a terminal's width, whole when piped), or one in full."""
     if name is not None:
         row = listing.pick(kind, rows, name)
@@ -182,15 +204,22 @@ def _list(kind: str, rows: list[dict], name: str | None, as_json: bool) -> None:
 def results(
     results: ResultsOpt = Path("results"),
     run: Annotated[
-        str | None, typer.Option("--run", help="Run id (or its start); default: the newest.")
+        str | None,
+        typer.Option("--run", metavar="ID", help="Run id (or its start); default: the newest."),
     ] = None,
-    host: Annotated[str | None, typer.Option("--host", help="Newest run of this host.")] = None,
-    csv: Annotated[Path | None, typer.Option("--csv", help="Also write the rows as CSV.")] = None,
+    host: Annotated[
+        str | None, typer.Option("--host", metavar="NAME", help="Newest run of this host.")
+    ] = None,
+    csv: Annotated[
+        Path | None, typer.Option("--csv", metavar="FILE", help="Also write the rows as CSV.")
+    ] = None,
     json: Annotated[
-        Path | None, typer.Option("--json", help="Also write the rows as JSON.")
+        Path | None, typer.Option("--json", metavar="FILE", help="Also write the rows as JSON.")
     ] = None,
 ) -> None:
-    """Show one run of the store as a table (the newest unless --run or --host)."""
+    """Show one run as a table.
+
+    The newest run unless --run or --host says which; --csv and --json also write its rows."""
     rows = results_view.select_run(results, run, host)
     console.print(escape(results_view.heading(rows)))
     table = Table(*results_view.TABLE_COLUMNS)
@@ -208,18 +237,28 @@ def results(
 @app.command()
 def build(
     results: ResultsOpt = Path("results"),
-    out: Annotated[Path, typer.Option("--out", help="Folder to write the site to.")] = Path("site"),
+    out: Annotated[
+        Path, typer.Option("--out", metavar="DIR", help="Folder to write the site to.")
+    ] = Path("site"),
     templates: Annotated[
-        Path | None, typer.Option("--templates", help="Folder of templates overriding the theme.")
+        Path | None,
+        typer.Option(
+            "--templates", metavar="DIR", help="Folder of templates overriding the theme."
+        ),
     ] = None,
-    title: Annotated[str | None, typer.Option("--title", help="The site's title.")] = None,
+    title: Annotated[
+        str | None, typer.Option("--title", metavar="TEXT", help="The site's title.")
+    ] = None,
     keep_going: Annotated[
         bool, typer.Option("--keep-going", help="Exit 0 even when an analysis or page failed.")
     ] = False,
     plugin: PluginOpt = None,
     strict: StrictOpt = False,
 ) -> None:
-    """Build the static site from the store (running the quick suite first if it is empty)."""
+    """Build the static site from the store.
+
+    An empty store first gets the quick suite run on this machine. Exits 1 when an analysis or
+    a page failed (the site is written without it) unless --keep-going."""
     from benchsite.progress import ProgressReporter
     from benchsite.site import BuildOptions, build_site
 
@@ -250,10 +289,14 @@ def build(
 def new_plugin(
     name: Annotated[str, typer.Argument(help="The plugin's name, like my-workloads.")],
     out: Annotated[
-        Path | None, typer.Option("--out", help="Folder to create (default: ./NAME).")
+        Path | None,
+        typer.Option("--out", metavar="DIR", help="Folder to create (default: ./NAME)."),
     ] = None,
 ) -> None:
-    """Write an installable plugin package: a workload, a collector, tests, a pyproject."""
+    """Write a new plugin package to start from.
+
+    An installable package: a pyproject with the entry point, a workload, a collector and
+    tests that pass as generated."""
     from benchsite.scaffold import write_plugin
 
     folder = write_plugin(name, out or Path(name))
@@ -263,8 +306,12 @@ def new_plugin(
 
 @app.command()
 def serve(
-    site: Annotated[Path, typer.Option("--site", help="The built site folder.")] = Path("site"),
-    port: Annotated[int, typer.Option("--port", help="Port on 127.0.0.1 (0: any free).")] = 8000,
+    site: Annotated[
+        Path, typer.Option("--site", metavar="DIR", help="The built site folder.")
+    ] = Path("site"),
+    port: Annotated[
+        int, typer.Option("--port", metavar="PORT", help="Port on 127.0.0.1 (0: any free).")
+    ] = 8000,
 ) -> None:
     """Preview the built site on http://127.0.0.1:<port>/."""
     from benchsite.site.serve import serve_site

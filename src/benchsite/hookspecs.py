@@ -106,7 +106,8 @@ def register_analyses() -> list[Analysis]:
     whole store as a data frame (:func:`benchsite.store.read_results`) and returns
     :class:`benchsite.records.Finding` records.
     Combining: concatenated; duplicate names are an error naming both plugins. An analysis that
-    raises is reported and skipped; the site still builds.
+    raises is reported and skipped; the site is still written, and ``benchsite build`` exits 1
+    (0 with ``--keep-going``).
     Example::
 
         @hookimpl
@@ -130,8 +131,10 @@ def register_pages() -> list[Page]:
     files and the charts it embeds come back to the build.
     Returns: a list of :class:`benchsite.records.Page`; ``render(site)`` gets the
     :class:`benchsite.site.Site` being built and returns rendered files.
-    Combining: concatenated and ordered by ``Page.order``; duplicate names are an error naming
-    both plugins.
+    Combining: concatenated and ordered by ``Page.order``; duplicate names, or two pages with
+    one ``path``, are an error naming both plugins. A page that raises is reported and
+    ``benchsite build`` exits 1 (0 with ``--keep-going``). Templates in a ``templates/``
+    folder next to the plugin's module are found by name (``site.render("mine.html", ...)``).
     Example::
 
         @hookimpl
