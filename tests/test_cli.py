@@ -216,8 +216,9 @@ def test_build_exits_1_when_a_page_failed_unless_keep_going(tmp_path, capsys):
         str(store),
     )
     args = ("build", "--results", str(store), "--out", str(out), "-p", bad, "-p", CASEBOOK)
-    status, _, err = cli(capsys, *args)
+    status, printed, err = cli(capsys, *args)
     assert status == 1 and (out / "index.html").is_file()
+    assert "building the site: reading the store (" in printed  # plain lines, not a bar
     assert err == (
         "note: broken failed: ValueError: no luck (bad.py:7)\n"
         "error: 1 analyses or pages failed (broken), the site lacks what they give: fix the "

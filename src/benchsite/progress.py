@@ -27,6 +27,16 @@ STATUS_STYLE = {
     "timeout": "yellow",
     "oom": "magenta",
 }
+# what a build waits for in each stage (a stage not listed is shown by its name)
+STAGE_TEXT = {
+    "plugins": "loading plugins",
+    "read": "reading the store",
+    "prepare": "preparing the results",
+    "site": "setting up the pages",
+    "analyse": "running the analyses",
+    "pages": "rendering the pages",
+    "assets": "writing assets, waiting for the chart SVGs",
+}
 
 
 class ProgressReporter:
@@ -100,13 +110,14 @@ class ProgressReporter:
 
     def stage(self, name: str, index: int, count: int) -> None:
         """A site build's stage starts: one line, ``building the site (analyse)``, k of n."""
+        text = STAGE_TEXT.get(name, name)
         if self.plain:
-            self.console.print(f"building the site: {name} ({index + 1}/{count})")
+            self.console.print(f"building the site: {text} ({index + 1}/{count})")
             return
         if self.build_task is None:
             self.build_task = self.progress.add_task("building the site", total=count)
             self.build_stages = count
-        self.progress.update(self.build_task, description=f"building the site ({name})",
+        self.progress.update(self.build_task, description=f"building the site ({text})",
                              completed=index)  # fmt: skip
 
     def notice(self, text: str) -> None:
