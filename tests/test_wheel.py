@@ -1,5 +1,5 @@
-"""The published package works outside an editable install: the wheel holds every package of
-the engine, the built-in plugins and the theme; installed into a fresh virtual environment it
+"""The published package works outside an editable install: the sdist holds every source file,
+the wheel built from it every package of the engine, the built-in plugins and the theme; installed into a fresh virtual environment it
 runs the quick matmul case, builds a site, and a third-party plugin installs against it.
 
 The fresh environment sees this machine's own packages (``--system-site-packages``: torch and
@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tarfile
 import zipfile
 from pathlib import Path
 
@@ -28,11 +29,11 @@ def pip(*args: str | Path, python: Path | None = None) -> None:
 
 
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory) -> Path:
-    """The wheel pip builds from a clean copy of this repository's files (as a fresh clone has
-    them: no egg-info or build folder left by an editable install, which setuptools would
-    read), in isolation, as a user's pip would."""
-    clean, dist = tmp_path_factory.mktemp("clone"), tmp_path_factory.mktemp("dist")
+def sdist(tmp_path_factory) -> Path:
+    """The sdist PyPA's ``build`` makes from a clean copy of this repository's files (as a
+    fresh clone has them: no egg-info or build folder left by an editable install, which
+    setuptools would read), in isolation, as a release would."""
+    clean, dist = tmp_path_factory.mktemp("clone"), tmp_path_factory.mktemp("sdist")
     listed = ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"]
     for name in subprocess.run(listed, capture_output=True, check=True, cwd=REPO).stdout.split(
         b"\0"
@@ -40,7 +41,17 @@ def wheel(tmp_path_factory) -> Path:
         if name and (REPO / name.decode()).is_file():
             (clean / name.decode()).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(REPO / name.decode(), clean / name.decode())
-    pip("wheel", "--quiet", "--no-deps", "--wheel-dir", dist, clean)
+    subprocess.run([sys.executable, "-m", "build", "--sdist", "--outdir", dist, clean],
+                   check=True, capture_output=True)  # fmt: skip
+    (built,) = dist.glob("benchsite-*.tar.gz")
+    return built
+
+
+@pytest.fixture(scope="module")
+def wheel(sdist, tmp_path_factory) -> Path:
+    """The wheel pip builds from that sdist (in isolation), as a user's pip would."""
+    dist = tmp_path_factory.mktemp("dist")
+    pip("wheel", "--quiet", "--no-deps", "--wheel-dir", dist, sdist)
     (built,) = dist.glob("benchsite-*.whl")
     return built
 
@@ -53,6 +64,21 @@ def shipped_packages() -> set[str]:
     return engine | {"benchsite/plugins", "benchsite/templates"}
 
 
+def source_files(folder: Path) -> list[Path]:
+    return [
+        path for path in folder.rglob("*") if path.is_file() and "__pycache__" not in path.parts
+    ]
+
+
+def test_the_sdist_holds_every_source_file_the_wheel_is_built_from(sdist):
+    with tarfile.open(sdist) as archive:
+        names = {name.split("/", 1)[1] for name in archive.getnames() if "/" in name}
+    for folder in ("src/benchsite", "plugins", "templates"):
+        for path in source_files(REPO / folder):
+            assert path.relative_to(REPO).as_posix() in names, f"the sdist lacks {path}"
+    assert {"pyproject.toml", "README.md"} <= names
+
+
 def test_the_wheel_holds_every_package_module_and_template(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     for package in shipped_packages():
@@ -60,10 +86,9 @@ def test_the_wheel_holds_every_package_module_and_template(wheel):
     for folder, prefix in ((REPO / "src" / "benchsite", "benchsite"),
                            (REPO / "plugins", "benchsite/plugins"),
                            (REPO / "templates", "benchsite/templates")):  # fmt: skip
-        for path in folder.rglob("*"):
-            if path.is_file() and "__pycache__" not in path.parts:
-                inside = f"{prefix}/{path.relative_to(folder).as_posix()}"
-                assert inside in names, f"the wheel lacks {inside}"
+        for path in source_files(folder):
+            inside = f"{prefix}/{path.relative_to(folder).as_posix()}"
+            assert inside in names, f"the wheel lacks {inside}"
 
 
 def test_the_installed_wheel_runs_builds_and_takes_a_plugin(wheel, tmp_path):
