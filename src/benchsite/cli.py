@@ -67,7 +67,7 @@ def _show_version(value: bool) -> None:
 
 
 @app.callback()
-def options(
+def main_options(
     version: Annotated[
         bool,
         typer.Option("--version", callback=_show_version, is_eager=True, help="Show the version."),
