@@ -24,7 +24,6 @@ from typing import Annotated
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 from benchsite import listing, results_view, store
 from benchsite.errors import BenchsiteError
@@ -221,13 +220,9 @@ def results(
 
     The newest run unless --run or --host says which; --csv and --json also write its rows."""
     rows = results_view.select_run(results, run, host)
-    console.print(escape(results_view.heading(rows)))
-    table = Table(*results_view.TABLE_COLUMNS)
-    for cells in results_view.table_cells(rows):
-        table.add_row(*(escape(cell) for cell in cells))
-    console.print(table)
-    for line in results_view.failure_lines(rows):
-        console.print(escape(line), soft_wrap=True)
+    lines = [results_view.heading(rows), *results_view.table_lines(rows)]
+    for line in [*lines, *results_view.failure_lines(rows)]:
+        print(line)
     for path, form in ((csv, "csv"), (json, "json")):
         if path is not None:
             results_view.export(rows, path, form)

@@ -97,17 +97,21 @@ SUMMARY_COLUMNS = {
 def summary_lines(kind: str, rows: Sequence[dict[str, Any]], width: int | None) -> list[str]:
     """One line per row of ``kind``: aligned columns, the last one cut to ``width`` (with …)
     when ``width`` is given (a terminal), whole otherwise (a pipe)."""
-    cells = [[str(cell) for cell in SUMMARY_COLUMNS[kind](row)] for row in rows]
-    widths = (
-        [max(len(line[i]) for line in cells) for i in range(len(cells[0]) - 1)] if cells else []
-    )
-    lines = []
-    for line in cells:
-        text = "  ".join(
+    lines = aligned([[str(cell) for cell in SUMMARY_COLUMNS[kind](row)] for row in rows])
+    return [_cut(line, width) for line in lines] if width else lines
+
+
+def aligned(cells: Sequence[Sequence[str]]) -> list[str]:
+    """Lines of cells, every column but the last padded to its widest cell, two spaces apart."""
+    if not cells:
+        return []
+    widths = [max(len(line[i]) for line in cells) for i in range(len(cells[0]) - 1)]
+    return [
+        "  ".join(
             [*(cell.ljust(w) for cell, w in zip(line, widths, strict=False)), line[-1]]
-        )
-        lines.append(_cut(text.rstrip(), width) if width else text.rstrip())
-    return lines
+        ).rstrip()
+        for line in cells
+    ]
 
 
 def _cut(text: str, width: int) -> str:

@@ -12,6 +12,7 @@ import pandas as pd
 
 from benchsite import store
 from benchsite.errors import SelectionError
+from benchsite.listing import aligned
 from benchsite.units import format_rate, format_seconds
 
 EXPORT_COLUMNS = (
@@ -19,7 +20,7 @@ EXPORT_COLUMNS = (
     "ci_low_s", "ci_high_s", "iqr_s", "n_samples", "calls_per_sample", "tflops", "gbps",
     "items_per_s", "error",
 )  # fmt: skip
-TABLE_COLUMNS = ("workload", "params", "device", "status", "median", "95% CI", "samples", "rate")
+TABLE_COLUMNS = ("workload", "device", "status", "median", "95% CI", "samples", "rate", "params")
 
 
 def select_run(results: Path, run: str | None = None, host: str | None = None) -> pd.DataFrame:
@@ -48,15 +49,17 @@ def heading(rows: pd.DataFrame) -> str:
     return f"run {first['run_id']} on {first['host']}, {first['timestamp']:%Y-%m-%d %H:%M} UTC"
 
 
-def table_cells(rows: pd.DataFrame) -> list[list[str]]:
-    """Each row as the table's cells: times in their unit, counts as integers, the rate with
-    an SI prefix (as on the site); a failed case's cells are left empty (its error is listed
-    in full by :func:`failure_lines`)."""
-    return [
-        [str(row.workload), _params(row.params), str(row.device), str(row.status)]
+def table_lines(rows: pd.DataFrame) -> list[str]:
+    """A header and one whole line per row, in aligned columns: times in their unit, counts
+    as integers, the rate with an SI prefix (as on the site); a failed case's cells are left
+    empty (its error is listed in full by :func:`failure_lines`)."""
+    cells = [
+        [str(row.workload), str(row.device), str(row.status)]
         + (_timing(row) if row.status == "ok" else ["", "", "", ""])
+        + [_params(row.params)]
         for row in rows.itertuples()
     ]
+    return aligned([list(TABLE_COLUMNS), *cells])
 
 
 def _timing(row: Any) -> list[str]:
