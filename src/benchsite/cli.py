@@ -7,7 +7,10 @@ line (``error: ...``) with exit status 2; Ctrl-C during a run keeps what finishe
 from __future__ import annotations
 
 import json
+import math
+import signal
 import sys
+import warnings
 from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
@@ -18,7 +21,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from benchsite import registry, store
-from benchsite.errors import BenchsiteError
+from benchsite.errors import BenchsiteError, StoreWarning
 from benchsite.plugin_manager import load_plugins
 from benchsite.runner import RunOptions, run_benchmarks
 
@@ -59,6 +62,9 @@ def run(
     resume: Annotated[
         bool, typer.Option("--resume", help="Continue this host's newest run, skipping done cases.")
     ] = False,
+    retry_failed: Annotated[
+        bool, typer.Option("--retry-failed", help="With --resume: measure failed cases again.")
+    ] = False,
     host: Annotated[str | None, typer.Option("--host", help="Host name to store.")] = None,
     plugin: PluginOpt = None,
     strict: StrictOpt = False,
@@ -77,7 +83,8 @@ def run(
         strict=strict,
         timeout_s=timeout,
         budget_s=budget,
-        resume=resume,
+        resume=resume or retry_failed,
+        retry_failed=retry_failed,
         host=host,
     )
     _check_positive(timeout=timeout, budget=budget)
@@ -94,7 +101,7 @@ def run(
 
 def _check_positive(**values: float | None) -> None:
     for name, value in values.items():
-        if value is not None and value <= 0:
+        if value is not None and not (math.isfinite(value) and value > 0):
             raise BenchsiteError(f"--{name} must be a positive number of seconds, got {value:g}")
 
 
@@ -235,16 +242,56 @@ def serve(
     """Preview the built site on http://127.0.0.1:<port>/."""
     from benchsite.site.serve import serve_site
 
+    if not 0 <= port <= 65535:
+        raise BenchsiteError(f"--port must be between 0 and 65535, got {port}")
     serve_site(site, port, announce=console.print)
 
 
+store_app = typer.Typer(help="Check and repair the results store.", no_args_is_help=True)
+app.add_typer(store_app, name="store")
+
+
+@store_app.command("check")
+def store_check(
+    results: ResultsOpt = Path("results"),
+    quarantine: Annotated[
+        bool, typer.Option("--quarantine", help="Move unreadable parts aside (never deletes).")
+    ] = False,
+) -> None:
+    """List parts readers skip (corrupt, truncated, foreign); tidy what dead writers left."""
+    from benchsite import store_check as check
+
+    report = check.check_store(results, quarantine)
+    for problem, moved in report.listed():
+        where = f" -> moved to {escape(str(moved))}" if moved else ""
+        console.print(f"{escape(str(problem.path))}: {escape(problem.reason)}{where}")
+    console.print(report.summary())
+    if report.problems and not quarantine:
+        raise typer.Exit(1)
+
+
 def main() -> None:
-    """Entry point: turn user errors into one line and exit status 2."""
+    """Entry point: turn user errors into one line and exit status 2, Ctrl-C into exit 130."""
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # even if started with it ignored
+    warnings.showwarning = _show_warning
     try:
         app()
     except BenchsiteError as exc:
         err_console.print(f"[red]error:[/] {escape(str(exc))}")
         sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        err_console.print("interrupted")
+        sys.exit(130)
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    if issubclass(category, StoreWarning):
+        err_console.print(f"[yellow]warning:[/] {escape(str(message))}")
+    else:
+        _default_show_warning(message, category, filename, lineno, file, line)
+
+
+_default_show_warning = warnings.showwarning
 
 
 if __name__ == "__main__":
