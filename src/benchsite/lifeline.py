@@ -26,13 +26,23 @@ PR_SET_PDEATHSIG = 1
 POLL_S = 0.5
 
 
-def die_with_parent(parent_pid: int | None = None) -> None:
-    """End this process when ``parent_pid`` (default: the current parent) ends."""
+def die_with_parent(parent_pid: int | None = None, watch_only: bool = False) -> None:
+    """End this process when ``parent_pid`` (default: the current parent) ends. ``watch_only``:
+    use the watchdog thread even on Linux, for a parent that may start children from a thread
+    that ends before it does (the kernel's signal follows the parent *thread*)."""
     parent_pid = parent_pid or os.getppid()
-    if not (sys.platform.startswith("linux") and _set_pdeathsig()):
+    if watch_only or not (sys.platform.startswith("linux") and _set_pdeathsig()):
         threading.Thread(target=_watch, args=(parent_pid,), name="lifeline", daemon=True).start()
     if not _alive(parent_pid):
         os._exit(1)
+
+
+def parent_death_signal() -> None:
+    """For ``subprocess.Popen(preexec_fn=...)``: on Linux the child is killed when this process
+    ends (the setting survives ``exec``); elsewhere nothing (the child calls
+    :func:`die_with_parent` itself)."""
+    if sys.platform.startswith("linux"):
+        _set_pdeathsig()
 
 
 def _set_pdeathsig() -> bool:
