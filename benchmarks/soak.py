@@ -124,7 +124,7 @@ def one_run(index: int, results: Path, tally: Tally, rng: random.Random) -> None
         fault = rng.choice(FAULTS)
         tally.count(f"fault {fault}")
     elif roll < 0.85:
-        kill_after, how = rng.uniform(0.1, 6.0), rng.choice(("SIGKILL", "SIGINT"))
+        kill_after, how = rng.uniform(0.1, 10.0), rng.choice(("SIGKILL", "SIGINT"))
     code = watch(start(command(results, host), fault), tally, kill_after, how)
     if code == 0:
         return
