@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import psutil
@@ -276,100 +277,57 @@ def test_pre_flight_refuses_in_one_line_before_measuring(tmp_path, results, host
 
 def test_pre_flight_refuses_a_nearly_full_disk(tmp_path, monkeypatch):
     import shutil
+    from types import SimpleNamespace
 
-    monkeypatch.setattr(shutil, "disk_usage", lambda path: shutil._ntuple_diskusage(1, 1, 1024))
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: SimpleNamespace(free=1024))
     with pytest.raises(StoreError, match="MiB free"):
-        run_benchmarks(RunOptions(results=tmp_path, workloads=("case-add",), plugins=(CASEBOOK,)))
+        run_benchmarks(casebook_options(tmp_path, "case-add"))
     assert list(tmp_path.rglob("part-*")) == []
 
 
 # -- resume and retry ----------------------------------------------------------------------------
 
 
+def casebook_options(results: Path, workload: str, **changes) -> RunOptions:
+    return RunOptions(
+        results=results, workloads=(workload,), devices=("cpu",), plugins=(CASEBOOK,),
+        budget_s=0.05, host="h", **changes,
+    )  # fmt: skip
+
+
+def stored_case(results: Path, run_id: str, workload: str, case_key: str, minute: int) -> None:
+    """A row of ``run_id`` as a run of ``workload`` stores it, at ``minute`` past midnight."""
+    import pandas as pd
+
+    when = pd.Timestamp("2026-12-01T00:00:00Z") + pd.Timedelta(minutes=minute)
+    row = a_row(f"{run_id}-row", run_id=run_id, case_key=case_key, workload=workload)
+    store.write_rows(results, "h", run_id, [{**row, "profile": "quick", "timestamp": when}])
+
+
 def test_resume_continues_the_interrupted_run_of_the_selection(results_dir):
-    options = RunOptions(
-        results=results_dir,
-        workloads=("case-sleep",),
-        devices=("cpu",),
-        plugins=(CASEBOOK,),
-        budget_s=0.05,
-        host="h",
-    )
     from benchsite.plugin_manager import load_plugins
     from benchsite.runner import select_workloads
 
     plugins = load_plugins((CASEBOOK,))
-    plan = plan_cases(
-        select_workloads(plugins, ["case-sleep"]), select_devices(plugins, ["cpu"]), "quick"
-    )
-    first = plan[0]
-    store.write_rows(
-        results_dir,
-        "h",
-        "interrupted",
-        [
-            a_row(
-                "kept",
-                run_id="interrupted",
-                device="cpu",
-                case_key=first.case_key,
-                profile="quick",
-                workload="case-sleep",
-                timestamp=pd_timestamp(0),
-            )
-        ],
-    )
-    store.write_rows(
-        results_dir,
-        "h",
-        "other",
-        [
-            a_row(
-                "newer",
-                run_id="other",
-                device="cpu",
-                case_key="case-add?{}",
-                profile="quick",
-                workload="case-add",
-                timestamp=pd_timestamp(60),
-            )
-        ],
-    )
-    report = run_benchmarks(replace_options(options, resume=True))
+    workloads = select_workloads(plugins, ["case-sleep"])
+    plan = plan_cases(workloads, select_devices(plugins, ["cpu"]), "quick")
+    stored_case(results_dir, "interrupted", "case-sleep", plan[0].case_key, minute=0)
+    stored_case(results_dir, "finished-other", "case-add", "case-add?{}", minute=1)  # newer
+    report = run_benchmarks(casebook_options(results_dir, "case-sleep", resume=True))
     assert report.run_id == "interrupted"
     rows = store.read_results(results_dir)
-    assert sorted(rows[rows["run_id"] == "interrupted"]["case_key"]) == sorted(
-        p.case_key for p in plan
-    )
-
-
-def pd_timestamp(seconds: float):
-    import pandas as pd
-
-    return pd.Timestamp("2026-12-01T00:00:00Z") + pd.Timedelta(seconds=seconds)
-
-
-def replace_options(options: RunOptions, **changes) -> RunOptions:
-    from dataclasses import replace
-
-    return replace(options, **changes)
+    continued = rows[rows["run_id"] == "interrupted"]
+    assert sorted(continued["case_key"]) == sorted(planned.case_key for planned in plan)
 
 
 def test_retry_failed_measures_failed_rows_again(results_dir):
-    options = RunOptions(
-        results=results_dir,
-        workloads=("case-raise",),
-        devices=("cpu",),
-        plugins=(CASEBOOK,),
-        budget_s=0.05,
-        host="h",
-    )
+    options = casebook_options(results_dir, "case-raise")
     run_benchmarks(options)
     before = store.read_results(results_dir)
     assert list(before["status"]) == ["error"]
-    run_benchmarks(replace_options(options, resume=True))  # nothing missing: nothing measured
+    run_benchmarks(replace(options, resume=True))  # nothing missing: nothing measured
     assert list(store.read_results(results_dir)["row_id"]) == list(before["row_id"])
-    run_benchmarks(replace_options(options, resume=True, retry_failed=True))
+    run_benchmarks(replace(options, resume=True, retry_failed=True))
     after = store.read_results(results_dir)
     assert len(after) == 1 and after["row_id"][0] != before["row_id"][0]
     assert after["run_id"][0] == before["run_id"][0]
