@@ -232,6 +232,20 @@ def test_store_check_lists_and_quarantines_bad_parts_without_deleting(tmp_path):
     assert_rows_once(tmp_path, {"r0", "r1"})
 
 
+def test_leftovers_of_dead_writers_are_removed_but_not_a_live_writers(tmp_path):
+    from benchsite import locks, store_check
+
+    dead = store_of_parts(tmp_path, 1) / ".part-x.parquet.tmp-999999"
+    dead.write_bytes(b"half a file")
+    live_run = store.run_dir(tmp_path, "h", "live")
+    live_run.mkdir()
+    live = live_run / ".part-y.parquet.tmp-1"
+    live.write_bytes(b"being written")
+    with locks.run_lock(live_run):  # a writer of that run is alive
+        assert store_check.tidy_store(tmp_path) == 1
+    assert not dead.exists() and live.exists()
+
+
 def test_a_store_of_a_newer_schema_is_refused_in_one_line(tmp_path):
     table = store.to_table([a_row("new")]).replace_schema_metadata(
         {"benchsite.schema_version": str(store.SCHEMA_VERSION + 1)}

@@ -124,14 +124,21 @@ def tidy_store(root: Path) -> int:
     """Delete the leftovers of dead writers in every run no live process writes; the count."""
     removed = 0
     for folder in store.run_folders(root):
+        if not _has_leftovers(folder):
+            continue  # nothing to do: take no lock (the store may be read-only)
         before = _entries(folder)
         try:
             with locks.run_lock(folder):
                 store.tidy_run(folder)
         except (StoreError, OSError):
-            continue  # a live writer (or a read-only store) holds this run: its files are its own
+            continue  # a live writer holds this run (its files are its own), or read-only
         removed += before - _entries(folder)
     return removed
+
+
+def _has_leftovers(folder: Path) -> bool:
+    temporary = next(folder.glob(".part-*.tmp-*"), None) is not None
+    return temporary or bool(store.scan_run(folder).superseded_present)
 
 
 def _entries(folder: Path) -> int:
