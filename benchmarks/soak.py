@@ -12,6 +12,7 @@ Prints: rows expected, rows found, duplicates, orphans. They must be: all, 0, 0.
 
     python benchmarks/soak.py              # 200 runs
     python benchmarks/soak.py --runs 40    # a quicker pass
+    python benchmarks/soak.py --minutes 30 # start no run after 30 minutes (a busy machine)
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ class Tally:
 
     killed: dict[str, int] = field(default_factory=dict)
     resumed: int = 0
+    not_started: int = 0
     restarted: int = 0
     failures: list[str] = field(default_factory=list)
     tracked: list[psutil.Process] = field(default_factory=list)
@@ -116,7 +118,11 @@ def watch(process: subprocess.Popen, tally: Tally, kill_after: float | None, how
     return process.returncode
 
 
-def one_run(index: int, results: Path, tally: Tally, rng: random.Random) -> None:
+def one_run(index: int, results: Path, tally: Tally, rng: random.Random, deadline: float) -> None:
+    if time.monotonic() > deadline:  # --minutes ran out: this run is not started, not counted
+        with tally.lock:
+            tally.not_started += 1
+        return
     host = f"soak{index:04d}"
     roll = rng.random()
     fault, kill_after, how = None, None, ""
@@ -179,16 +185,21 @@ def main() -> None:
     parser.add_argument("--writers", type=int, default=4)
     parser.add_argument("--seed", type=int, default=19)
     parser.add_argument("--results", type=Path, default=None, help="store (default: a temp dir)")
+    parser.add_argument(
+        "--minutes", type=float, default=None, help="start no run after this (busy machines)"
+    )
     args = parser.parse_args()
     results = args.results or Path(tempfile.mkdtemp(prefix="benchsite-soak-")) / "results"
     rngs = [random.Random(args.seed * 100_003 + index) for index in range(args.runs)]
     tally, stop = Tally(), threading.Event()
     reading = threading.Thread(target=reader, args=(results, tally, stop), daemon=True)
     started = time.monotonic()
+    deadline = started + args.minutes * 60 if args.minutes else float("inf")
     reading.start()
     with ThreadPoolExecutor(args.writers) as pool:
         for future in [
-            pool.submit(one_run, index, results, tally, rngs[index]) for index in range(args.runs)
+            pool.submit(one_run, index, results, tally, rngs[index], deadline)
+            for index in range(args.runs)
         ]:
             future.result()
     stop.set()
@@ -201,18 +212,21 @@ def report(args, results: Path, tally: Tally, left: list, seconds: float) -> Non
     cases_twice = int(frame.duplicated(["host", "run_id", "device", "case_key"]).sum())
     ids_twice = int(frame["row_id"].duplicated().sum())
     runs_per_host = frame.groupby("host")["run_id"].nunique()
-    print(f"store: {results}  ({args.runs} runs, {args.writers} writers, {seconds:.0f} s)")
+    runs = args.runs - tally.not_started
+    print(f"store: {results}  ({runs} runs, {args.writers} writers, {seconds:.0f} s)")
+    if tally.not_started:
+        print(f"not started (--minutes {args.minutes:g} ran out): {tally.not_started} runs")
     print(f"kills: {dict(sorted(tally.killed.items()))}")
     print(f"resumed: {tally.resumed}, started again (killed before storing): {tally.restarted}")
     print(f"reads during the soak: {tally.reads}, duplicates seen by them: {tally.duplicates_seen}")
     print(f"runs per host: {runs_per_host.min()}..{runs_per_host.max()}")
-    print(f"rows expected: {args.runs * CASES_PER_RUN}")
+    print(f"rows expected: {runs * CASES_PER_RUN}")
     print(f"rows found:    {len(frame)}")
     print(f"duplicates:    {cases_twice + ids_twice + tally.duplicates_seen}")
     print(f"orphans:       {len(left)} {[p.pid for p in left]}")
     for failure in tally.failures:
         print(f"FAILED {failure}")
-    ok = len(frame) == args.runs * CASES_PER_RUN and not (cases_twice or ids_twice or left)
+    ok = len(frame) == runs * CASES_PER_RUN and not (cases_twice or ids_twice or left)
     sys.exit(0 if ok and not tally.failures and not tally.duplicates_seen else 1)
 
 
