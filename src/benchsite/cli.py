@@ -60,7 +60,7 @@ def run(
         float | None, typer.Option("--budget", help="Seconds of sampling per case at most.")
     ] = None,
     resume: Annotated[
-        bool, typer.Option("--resume", help="Continue this host's newest run, skipping done cases.")
+        bool, typer.Option("--resume", help="Continue the interrupted run of this selection.")
     ] = False,
     retry_failed: Annotated[
         bool, typer.Option("--retry-failed", help="With --resume: measure failed cases again.")
