@@ -22,8 +22,10 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from benchsite import Collector, CollectorUnavailable, Device, hookimpl
-from benchsite.config import config_path, section
+from benchsite.config import config_path, declare, section
 from benchsite.errors import ConfigError
+
+declare("cost", {"usd_per_hour": {"*": float}})
 
 
 @hookimpl

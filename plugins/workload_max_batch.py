@@ -29,11 +29,13 @@ from benchsite.plugins._steps import make_optimizer, train_case
 from benchsite.plugins.workload_cnn import cnn_spec
 
 from benchsite import Case, Device, SkipCase, Workload, hookimpl
-from benchsite.config import value
+from benchsite.config import declare, value
 
 GIB = 2**30
 BATCH_CAP = 2**20
 PROBE_BATCHES = (16, 64)
+
+declare("max_batch", {"cpu_memory_budget_gib": float})
 
 
 @hookimpl

@@ -17,7 +17,8 @@ from tests.conftest import CASEBOOK
 def benchsite_cli(*args: str, **kwargs) -> subprocess.Popen:
     command = [sys.executable, "-m", "benchsite.cli", *args]
     return subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # however pytest started
     )
 
 

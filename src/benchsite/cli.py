@@ -15,8 +15,11 @@ Problems with plugins that are not fatal are one ``note: ...`` line each on stde
 
 from __future__ import annotations
 
+import math
 import shutil
+import signal
 import sys
+import warnings
 from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
@@ -26,7 +29,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from benchsite import listing, results_view, store
-from benchsite.errors import BenchsiteError
+from benchsite.errors import BenchsiteError, StoreWarning
 from benchsite.plugin_manager import load_plugins
 from benchsite.runner import RunOptions, run_benchmarks
 from benchsite.version import __version__
@@ -97,7 +100,10 @@ def run(
         typer.Option("--budget", metavar="SECONDS", help="Seconds of sampling per case at most."),
     ] = None,
     resume: Annotated[
-        bool, typer.Option("--resume", help="Continue this host's newest run, skipping done cases.")
+        bool, typer.Option("--resume", help="Continue the interrupted run of this selection.")
+    ] = False,
+    retry_failed: Annotated[
+        bool, typer.Option("--retry-failed", help="With --resume: measure failed cases again.")
     ] = False,
     host: Annotated[
         str | None, typer.Option("--host", metavar="NAME", help="Host name to store.")
@@ -121,7 +127,8 @@ def run(
         strict=strict,
         timeout_s=timeout,
         budget_s=budget,
-        resume=resume,
+        resume=resume or retry_failed,
+        retry_failed=retry_failed,
         host=host,
     )
     _check_positive(timeout=timeout, budget=budget)
@@ -144,7 +151,7 @@ def run(
 
 def _check_positive(**values: float | None) -> None:
     for name, value in values.items():
-        if value is not None and value <= 0:
+        if value is not None and not (math.isfinite(value) and value > 0):
             raise BenchsiteError(f"--{name} must be a positive number of seconds, got {value:g}")
 
 
@@ -311,16 +318,56 @@ def serve(
     """Preview the built site on http://127.0.0.1:<port>/."""
     from benchsite.site.serve import serve_site
 
+    if not 0 <= port <= 65535:
+        raise BenchsiteError(f"--port must be between 0 and 65535, got {port}")
     serve_site(site, port, announce=console.print)
 
 
+store_app = typer.Typer(help="Check and repair the results store.", no_args_is_help=True)
+app.add_typer(store_app, name="store")
+
+
+@store_app.command("check")
+def store_check(
+    results: ResultsOpt = Path("results"),
+    quarantine: Annotated[
+        bool, typer.Option("--quarantine", help="Move unreadable parts aside (never deletes).")
+    ] = False,
+) -> None:
+    """List parts readers skip (corrupt, truncated, foreign); tidy what dead writers left."""
+    from benchsite import store_check as check
+
+    report = check.check_store(results, quarantine)
+    for problem, moved in report.listed():
+        where = f" -> moved to {escape(str(moved))}" if moved else ""
+        console.print(f"{escape(str(problem.path))}: {escape(problem.reason)}{where}")
+    console.print(report.summary())
+    if report.problems and not quarantine:
+        raise typer.Exit(1)
+
+
 def main(args: list[str] | None = None) -> None:
-    """Entry point: turn user errors into one line and exit status 2."""
+    """Entry point: turn user errors into one line and exit status 2, Ctrl-C into exit 130."""
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # even if started with it ignored
+    warnings.showwarning = _show_warning
     try:
         app(args=args)
     except BenchsiteError as exc:
         err_console.print(f"[red]error:[/] {escape(str(exc))}")
         sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        err_console.print("interrupted")
+        sys.exit(130)
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    if issubclass(category, StoreWarning):
+        err_console.print(f"[yellow]warning:[/] {escape(str(message))}")
+    else:
+        _default_show_warning(message, category, filename, lineno, file, line)
+
+
+_default_show_warning = warnings.showwarning
 
 
 if __name__ == "__main__":

@@ -20,6 +20,11 @@ unavailable. The file is TOML; the sections the built-ins read are documented in
 A plugin reads a section with :func:`section` (``section("cost")``) and a nested value with
 :func:`value`; a malformed file raises :class:`benchsite.errors.ConfigError` with one line that
 names the file and the problem.
+
+A plugin that reads a section declares it, at import, with :func:`declare`: each key and the type
+of its value (``float`` means any number; ``{"*": float}`` a table of numbers with any keys).
+``benchsite run`` calls :func:`check` before measuring: a key no plugin declared (a typo) or a
+value of the wrong type stops the run with one line naming the file, the key and its line.
 """
 
 from __future__ import annotations
@@ -33,6 +38,81 @@ from benchsite.errors import ConfigError
 
 ENV_VAR = "BENCHSITE_CONFIG"
 FILE_NAME = "benchsite.toml"
+Spec = type | dict[str, Any]
+_declared: dict[str, dict[str, Spec]] = {}
+
+
+def declare(name: str, keys: dict[str, Spec]) -> None:
+    """Declare the section ``[name]`` a plugin reads: its keys and the type of each value."""
+    _declared[name] = {**_declared.get(name, {}), **keys}
+
+
+def check(path: Path | None = None) -> None:
+    """Raise :class:`ConfigError` (file, key, line) for an undeclared key or a wrong type."""
+    path = path or config_path()
+    if path is None:
+        return
+    for name, found in load_config(path).items():
+        if name not in _declared:
+            known = ", ".join(sorted(_declared)) or "none"
+            _fail(path, [name], f"unknown section (known: {known}): fix the name or remove it")
+        _check_table(path, [name], found, _declared[name])
+
+
+def _check_table(path: Path, where: list[str], found: Any, spec: dict[str, Spec]) -> None:
+    if not isinstance(found, dict):
+        _fail(path, where, f"must be a table, not {_kind(found)}: write [{'.'.join(where)}]")
+    for key, item in found.items():
+        expected = spec.get(key, spec.get("*"))
+        if expected is None:
+            known = ", ".join(sorted(spec))
+            _fail(path, [*where, key], f"unknown key (known: {known}): fix the typo or remove it")
+        if isinstance(expected, dict):
+            _check_table(path, [*where, key], item, expected)
+        elif not _is(item, expected):
+            _fail(path, [*where, key], f"must be {_NAMES[expected]}, not {_kind(item)} {item!r}")
+
+
+_NAMES = {float: "a number", int: "a whole number", str: "text", bool: "true or false"}
+
+
+def _is(item: Any, expected: type) -> bool:
+    if isinstance(item, bool) and expected is not bool:
+        return False
+    return isinstance(item, int | float) if expected is float else isinstance(item, expected)
+
+
+def _kind(item: Any) -> str:
+    return {dict: "a table", list: "a list", str: "text", bool: "a boolean"}.get(
+        type(item), type(item).__name__
+    )
+
+
+def _fail(path: Path, keys: list[str], problem: str) -> None:
+    line = _line_of(path, keys)
+    where = f"{path}:{line}" if line else str(path)
+    raise ConfigError(f"{where}: {'.'.join(keys)}: {problem}")
+
+
+def _line_of(path: Path, keys: list[str]) -> int | None:
+    """The line defining ``keys`` (a table header, a key under it, or a dotted key)."""
+    text = path.read_text(encoding="utf-8").splitlines()
+    table: list[str] = []
+    for number, raw in enumerate(text, start=1):
+        line = raw.split("#", 1)[0].strip()
+        if line.startswith("["):
+            table = _parts(line.strip("[] "))
+            if table == keys:
+                return number
+        elif "=" in line:
+            full = table + _parts(line.split("=", 1)[0])
+            if full == keys[: len(full)]:
+                return number
+    return None
+
+
+def _parts(dotted: str) -> list[str]:
+    return [part.strip().strip("\"'") for part in dotted.split(".")]
 
 
 def config_path() -> Path | None:
@@ -57,6 +137,10 @@ def load_config(path: Path | None = None) -> dict[str, Any]:
             return tomllib.load(handle)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path} is not valid TOML ({exc}): fix the file") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"{path} is not UTF-8 text (byte {exc.start} cannot be decoded): save it as UTF-8"
+        ) from None
     except OSError as exc:
         raise ConfigError(f"cannot read {path} ({exc.strerror}): check the path") from None
 

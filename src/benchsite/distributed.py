@@ -31,6 +31,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from benchsite import lifeline
 from benchsite.measure import MeasureSettings
 from benchsite.records import Device
 
@@ -162,7 +163,8 @@ def launch(command: list[str], env: dict[str, str], folder: Path, timeout_s: flo
     Whatever happens (Ctrl-C included), every process it started is killed before returning."""
     with open(folder / "launcher.log", "wb") as log:
         process = subprocess.Popen(
-            command, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True
+            command, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True,
+            preexec_fn=lifeline.parent_death_signal,  # never outlive a killed run
         )
         try:
             return process.wait(timeout=timeout_s)

@@ -20,7 +20,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from benchsite import registry
+from benchsite import lifeline, registry
 from benchsite.distributed_measure import agree_over_group
 from benchsite.errors import SkipCase
 from benchsite.measure import MeasureSettings, measure_case
@@ -31,6 +31,7 @@ from benchsite.worker import WorkerState, _collecting, _failure, _success
 
 def main(argv: list[str] | None = None) -> int:
     """Run this rank's part of the case described by the spec file; return the exit status."""
+    lifeline.die_with_parent(watch_only=True)  # the launcher killed: this rank ends too
     spec_path = Path((argv if argv is not None else sys.argv[1:])[0])
     folder, rank = spec_path.parent, int(os.environ["RANK"])
     (folder / f"pid-{rank}").write_text(str(os.getpid()))

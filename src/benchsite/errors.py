@@ -44,3 +44,8 @@ def describe_exception(exc: BaseException) -> str:
     where = f" ({Path(frames[-1].filename).name}:{frames[-1].lineno})" if frames else ""
     message = " ".join(str(exc).split())
     return f"{type(exc).__name__}: {message}{where}"
+
+
+class StoreWarning(UserWarning):
+    """A part of the results store was skipped (corrupt, truncated or foreign); the CLI prints it
+    as one line, ``benchsite store check`` lists it."""

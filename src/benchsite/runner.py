@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from benchsite import distributed, registry, store, validation
+from benchsite import config, distributed, locks, registry, resume, store, store_check, validation
 from benchsite.errors import SelectionError
 from benchsite.measure import MeasureSettings
 from benchsite.plugin_manager import Plugins, load_plugins
@@ -49,6 +49,7 @@ class RunOptions:
     timeout_s: float | None = None
     budget_s: float | None = None
     resume: bool = False
+    retry_failed: bool = False
     host: str | None = None
 
 
@@ -99,26 +100,31 @@ class RunReport:
 def run_benchmarks(options: RunOptions, reporter: Reporter | None = None) -> RunReport:
     """Run every selected case and store its result; see the module docstring."""
     reporter = reporter or SilentReporter()
+    host = options.host or socket.gethostname()
+    store_check.preflight(options.results, host)  # store writable, host name fits: before any case
     plugins = load_plugins(options.plugins, strict=options.strict)  # problems: a note each
+    config.check()  # a wrong benchsite.toml stops the run before anything is measured
     devices = select_devices(plugins, options.devices)  # hook: register_devices
     workloads = select_workloads(plugins, options.workloads)  # hook: register_workloads
     plan = plan_cases(workloads, devices, options.profile)
-    host = options.host or socket.gethostname()
-    run_id, done = _run_to_continue(options, host) if options.resume else (_new_run_id(), set())
+    run_id, done, retry = _run_to_continue(options, host, plan)
     todo = [planned for planned in plan if (planned.device.name, planned.case_key) not in done]
     report = RunReport(run_id, host, options.results)
     reporter.started(run_id, len(plan), len(plan) - len(todo))
-    with Worker(options.plugins) as worker:
+    folder = store.run_dir(options.results, host, run_id)
+    with locks.run_lock(folder), Worker(options.plugins) as worker:
+        store.tidy_run(folder)  # what a killed writer of this run left
         try:
             for planned in todo:  # measure: one worker process, rows stored one by one
                 reporter.case_started(planned)
                 row = measure_planned(worker, planned, options, plugins, run_id, host, reporter)
-                store.write_rows(options.results, host, run_id, [row])
+                failed = retry.get((planned.device.name, planned.case_key), ())
+                store.write_rows(options.results, host, run_id, [row], supersedes_rows=failed)
                 report.statuses[row["status"]] = report.statuses.get(row["status"], 0) + 1
                 reporter.case_finished(planned, row)
         except KeyboardInterrupt:
             report.interrupted = True
-    store.compact_run(options.results, host, run_id)
+        store.compact_run(options.results, host, run_id)
     return report
 
 
@@ -265,15 +271,12 @@ def _new_run_id() -> str:
     return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + "-" + uuid.uuid4().hex[:6]
 
 
-def _run_to_continue(options: RunOptions, host: str) -> tuple[str, set[tuple[str, str]]]:
-    """The newest run of ``host`` in the store and the (device, case) pairs it already holds."""
-    frame = store.read_results(options.results)
-    frame = frame[frame["host"] == host]
-    if frame.empty:
-        raise SelectionError(
-            f"nothing to resume: {options.results} holds no run of host {host}; "
-            f"run without --resume"
-        )
-    run_id = str(frame.iloc[-1]["run_id"])
-    rows = frame[frame["run_id"] == run_id]
-    return run_id, set(zip(rows["device"].astype(str), rows["case_key"].astype(str), strict=True))
+def _run_to_continue(
+    options: RunOptions, host: str, plan: Sequence[PlannedCase]
+) -> tuple[str, frozenset[tuple[str, str]], dict[tuple[str, str], tuple[str, ...]]]:
+    """The run to write into, the (device, case) pairs it holds, and failed rows to replace."""
+    if not options.resume:
+        return _new_run_id(), frozenset(), {}
+    planned = [(p.device.name, p.case_key) for p in plan]
+    found = resume.find_run(options.results, host, planned, options.profile, options.retry_failed)
+    return found.run_id, found.done, {key: (row,) for key, row in found.retry.items()}

@@ -1,32 +1,70 @@
 """The results store: a Parquet dataset partitioned by host and run.
 
-Layout: ``<root>/host=<host>/run=<run_id>/part-<n>.parquet``. Every finished case is written as
-its own part file (temp file, then rename) before the next case starts, so an interrupted run
-loses at most the case in flight; when a run ends its parts are compacted into one file. Runs
-never share files, so many machines and processes can write into one store without locking.
+Layout: ``<root>/host=<host>/run=<run_id>/part-<id>.parquet``. Every finished case is written as
+its own part file before the next case starts, so an interrupted run loses at most the case in
+flight; when a run ends its parts are compacted into one file. Each run has one writer at a time
+(:func:`benchsite.locks.run_lock`), so many machines and processes write into one store at once.
 
 One canonical schema (:data:`SCHEMA`) is cast on every write and passed on every read: a file
 written before a column existed reads that column as null. The schema is additive only; its
-version is stored in each file's metadata. ``docs/results-schema.md`` documents every column.
+version is stored in each file's metadata, and a store holding a file of a newer version is
+refused. ``docs/results-schema.md`` documents every column.
+
+Crash safety: why a kill at any instruction leaves a readable store without duplicates
+-------------------------------------------------------------------------------------
+Readers see only files named ``part-*.parquet`` that are complete. A file is written under a
+hidden temporary name (``.part-<id>.parquet.tmp-<pid>``), fsynced, then renamed into place
+(``os.replace`` is atomic) and the folder fsynced. A kill before the rename leaves only a hidden
+temporary file, which no reader lists and which the next holder of the run's lock deletes
+(:func:`tidy_run`); a kill after it leaves a complete file. So every part a reader lists is whole.
+
+A part may *supersede* others: its Parquet metadata (``benchsite.supersedes``) names the part
+files it replaces and the row ids it replaces. The record is inside the file, so it appears in
+the same atomic rename as the rows that replace them. Readers take the union of these records
+over a run's parts and skip every superseded file and row. Compaction of a run is:
+
+1. list the run's parts and read their records; the live parts are those not superseded;
+2. write one new part holding the live rows, recording as superseded every part listed in step 1
+   *and* every part those already superseded (the record is transitive);
+3. rename it into place (the commit point), then unlink the superseded parts one by one.
+
+A kill before 3 leaves the old parts and a temporary file: the store reads as before. A kill
+at any point after 3 leaves the new part plus some of the parts it names; readers skip those, and
+because the record is transitive, whichever subset of older parts survives is still covered.
+The next compaction or :func:`tidy_run` unlinks what remains. A reader racing a compaction may
+list a part that is unlinked before it reads it; the unlink happens only after the superseding
+part was renamed into place, so the reader lists the run again and finds it (:func:`_read_run`).
+``--retry-failed`` uses the same record: the new row's part supersedes the failed row's id.
+As a second line of defence, readers drop any repeated ``row_id``.
+
+Every step is a fault point (:mod:`benchsite.faults`): ``tests/test_faults.py`` kills a writer
+with real signals at each of them and checks the invariants above.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
 import uuid
+import warnings
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
-from benchsite.errors import StoreError
+from benchsite import faults
+from benchsite.errors import StoreError, StoreWarning
 
 SCHEMA_VERSION = 1
+SUPERSEDES_KEY = b"benchsite.supersedes"
 
 _F64 = pa.float64()
 SCHEMA = pa.schema(
@@ -112,56 +150,242 @@ def to_table(rows: Iterable[Mapping[str, Any]]) -> pa.Table:
     )
 
 
-def write_rows(root: Path, host: str, run_id: str, rows: list[Mapping[str, Any]]) -> Path:
-    """Write rows as a new part file of one run, atomically (temp file, then rename)."""
+def write_rows(
+    root: Path,
+    host: str,
+    run_id: str,
+    rows: list[Mapping[str, Any]],
+    supersedes_rows: Iterable[str] = (),
+) -> Path:
+    """Write rows as a new part file of one run, atomically; the part replaces the rows whose ids
+    are in ``supersedes_rows`` (a retried case's failed row)."""
     folder = run_dir(root, host, run_id)
-    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreError(f"cannot create {folder} ({exc.strerror}): check --results") from None
+    table = _with_record(to_table(rows), files=(), rows=supersedes_rows)
+    return _write_atomic(table, folder, "write")
+
+
+def _with_record(table: pa.Table, files: Iterable[str], rows: Iterable[str]) -> pa.Table:
+    record = {"files": sorted(set(files)), "rows": sorted(set(rows))}
+    metadata = {**(table.schema.metadata or {})}
+    metadata[b"benchsite.schema_version"] = str(SCHEMA_VERSION).encode()
+    if record["files"] or record["rows"]:
+        metadata[SUPERSEDES_KEY] = json.dumps(record).encode()
+    return table.replace_schema_metadata(metadata)
+
+
+def _write_atomic(table: pa.Table, folder: Path, step: str) -> Path:
+    """Write ``table`` as a new part of ``folder``: hidden temporary file, fsync, rename, fsync
+    of the folder. A failed write leaves no temporary file behind."""
     final = folder / f"part-{uuid.uuid4().hex[:12]}.parquet"
-    _write_atomic(to_table(rows), final)
+    temp = folder / f".{final.name}.tmp-{os.getpid()}"
+    try:
+        pq.write_table(table, temp)
+        with open(temp, "rb") as handle:
+            os.fsync(handle.fileno())
+        faults.point(f"{step}:after-write")
+        os.replace(temp, final)
+    except BaseException as exc:
+        temp.unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            raise StoreError(f"cannot write {final} ({exc.strerror}): {_advice(exc)}") from None
+        raise
+    _fsync_folder(folder)
+    faults.point(f"{step}:after-rename")
     return final
 
 
-def _write_atomic(table: pa.Table, final: Path) -> None:
-    temp = final.with_name(f".{final.name}.tmp-{os.getpid()}")
-    pq.write_table(table, temp)
-    with open(temp, "rb") as handle:
-        os.fsync(handle.fileno())
-    os.replace(temp, final)
+def _advice(exc: OSError) -> str:
+    if exc.errno == errno.ENOSPC:
+        return "the disk is full; free space and resume with `benchsite run --resume`"
+    return "check that the results folder is writable"
+
+
+def _fsync_folder(folder: Path) -> None:
+    with contextlib.suppress(OSError):  # not every platform can open a folder
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
 
 def compact_run(root: Path, host: str, run_id: str) -> Path | None:
-    """Merge a run's part files into one file (for fast reads), keeping rows exactly."""
+    """Merge a run's live parts into one file and unlink the parts it replaces (see the module
+    docstring for why a kill at any step is safe). Call it holding the run's lock."""
     folder = run_dir(root, host, run_id)
-    parts = sorted(folder.glob("part-*.parquet"))
-    if len(parts) < 2:
-        return parts[0] if parts else None
-    table = pa.concat_tables(_read_file(part) for part in parts)
-    final = folder / f"part-{uuid.uuid4().hex[:12]}.parquet"
-    _write_atomic(table, final)
-    for part in parts:
-        part.unlink()
+    scan = scan_run(folder)
+    if len(scan.live) < 2:
+        _unlink_all(folder, scan.superseded_present)
+        return folder / scan.live[0] if scan.live else None
+    table = _read_live(folder, scan)
+    replaced = {*scan.live, *scan.superseded}
+    final = _write_atomic(_with_record(table, replaced, scan.rows), folder, "compact")
+    _unlink_all(folder, sorted(replaced & set(scan.present)))
     return final
 
 
-def _read_file(path: Path) -> pa.Table:
-    """One part file, brought to the current schema (columns it predates read as null)."""
-    return ds.dataset(str(path), schema=SCHEMA, format="parquet").to_table()
+def tidy_run(folder: Path) -> None:
+    """Remove what dead writers of this run left: temporary files and superseded parts. Call
+    it holding the run's lock (no other writer of the run can then exist)."""
+    for temp in folder.glob(".part-*.tmp-*"):
+        temp.unlink(missing_ok=True)
+    _unlink_all(folder, scan_run(folder).superseded_present)
+
+
+def _unlink_all(folder: Path, names: Iterable[str]) -> None:
+    for name in names:
+        (folder / name).unlink(missing_ok=True)
+        faults.point("compact:after-unlink")
+
+
+@dataclass
+class RunScan:
+    """A run folder's parts as a reader sees them: which are live, what they supersede, and the
+    parts that cannot be read (name → reason)."""
+
+    present: list[str] = field(default_factory=list)
+    live: list[str] = field(default_factory=list)
+    superseded: set[str] = field(default_factory=set)
+    rows: set[str] = field(default_factory=set)
+    bad: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def superseded_present(self) -> list[str]:
+        return [name for name in self.present if name in self.superseded]
+
+
+def scan_run(folder: Path) -> RunScan:
+    """Read the footer of every part of a run; raise :class:`StoreError` on a newer schema."""
+    scan = RunScan()
+    for path in sorted(folder.glob("part-*.parquet")):
+        try:
+            schema = pq.read_schema(path)
+        except FileNotFoundError:
+            raise _Vanished from None
+        except (pa.ArrowException, OSError) as exc:
+            scan.bad[path.name] = f"not a readable Parquet file ({_first_line(exc)})"
+            continue
+        problem = _foreign(schema) or _check_version(path, schema)
+        if problem:
+            scan.bad[path.name] = problem
+            continue
+        scan.present.append(path.name)
+        record = json.loads((schema.metadata or {}).get(SUPERSEDES_KEY, b"{}"))
+        scan.superseded.update(record.get("files", ()))
+        scan.rows.update(record.get("rows", ()))
+    scan.live = [name for name in scan.present if name not in scan.superseded]
+    return scan
+
+
+def _foreign(schema: pa.Schema) -> str | None:
+    if "row_id" not in schema.names:
+        return "not a benchsite part (no row_id column)"
+    for field_ in schema:
+        if field_.name in SCHEMA.names:
+            expected = SCHEMA.field(field_.name).type
+            if field_.type != expected and not _same_kind(field_.type, expected):
+                return f"not a benchsite part (column {field_.name} is {field_.type})"
+    return None
+
+
+def _same_kind(found: pa.DataType, expected: pa.DataType) -> bool:
+    text = (pa.types.is_string, pa.types.is_large_string)
+    return (
+        (any(test(found) for test in text)
+        and any(test(expected) for test in text))
+        or (pa.types.is_timestamp(found) and pa.types.is_timestamp(expected))
+    )
+
+
+def _check_version(path: Path, schema: pa.Schema) -> None:
+    raw = (schema.metadata or {}).get(b"benchsite.schema_version", b"1")
+    version = int(raw) if raw.isdigit() else 0
+    if version > SCHEMA_VERSION:
+        raise StoreError(
+            f"{path} was written by a newer benchsite (schema version {version}, this one reads "
+            f"up to {SCHEMA_VERSION}): upgrade benchsite to read this store"
+        )
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+class _Vanished(Exception):
+    """A part was unlinked while a reader listed the run: a compaction committed meanwhile."""
+
+
+def _read_live(folder: Path, scan: RunScan) -> pa.Table:
+    """The live rows of a run: superseded rows dropped, parts that fail to read skipped (and
+    added to ``scan.bad``)."""
+    paths = [str(folder / name) for name in scan.live]
+    try:
+        table = ds.dataset(paths, schema=SCHEMA, format="parquet").to_table()
+    except FileNotFoundError:
+        raise _Vanished from None
+    except (pa.ArrowException, OSError):
+        table = pa.concat_tables(read_parts(folder, scan))
+    if scan.rows:
+        table = table.filter(pc.invert(pc.is_in(table["row_id"], pa.array(sorted(scan.rows)))))
+    return table
+
+
+def read_parts(folder: Path, scan: RunScan) -> list[pa.Table]:
+    tables = [SCHEMA.empty_table()]
+    for name in list(scan.live):
+        try:
+            tables.append(ds.dataset(str(folder / name), schema=SCHEMA).to_table())
+        except FileNotFoundError:
+            raise _Vanished from None
+        except (pa.ArrowException, OSError) as exc:
+            scan.bad[name] = f"cannot be read ({_first_line(exc)})"
+            scan.live.remove(name)
+            scan.present.remove(name)
+    return tables
+
+
+def _read_run(folder: Path) -> tuple[pa.Table, dict[str, str]]:
+    """A run's live rows and its unreadable parts, listing again if a compaction commits while
+    it reads."""
+    for _ in range(20):
+        try:
+            scan = scan_run(folder)
+            return _read_live(folder, scan), scan.bad
+        except _Vanished:
+            continue
+    raise StoreError(f"{folder} kept changing while it was read: try again")
+
+
+def run_folders(root: Path) -> list[Path]:
+    """Every run folder of the store at ``root``."""
+    return sorted(path for path in Path(root).glob("host=*/run=*") if path.is_dir())
 
 
 def read_table(root: Path) -> pa.Table:
-    """Read every row of the store at ``root`` as an Arrow table with the canonical schema."""
+    """Read every live row of the store at ``root`` with the canonical schema. A part that
+    cannot be read is skipped with a :class:`StoreWarning` naming it; each ``row_id`` once."""
     root = Path(root)
     if not root.exists():
         return SCHEMA.empty_table()
     if not root.is_dir():
         raise StoreError(f"{root} is not a folder: pass --results a results store folder")
-    files = sorted(str(p) for p in root.glob("host=*/run=*/part-*.parquet"))
-    if not files:
-        return SCHEMA.empty_table()
-    try:
-        return ds.dataset(files, schema=SCHEMA, format="parquet").to_table()
-    except (pa.ArrowInvalid, OSError) as exc:
-        raise StoreError(f"cannot read the results store {root}: {exc}") from exc
+    tables = [SCHEMA.empty_table()]
+    for folder in run_folders(root):
+        table, bad = _read_run(folder)
+        tables.append(table)
+        for name, reason in bad.items():
+            warnings.warn(StoreWarning(f"skipped {folder / name}: {reason}"), stacklevel=2)
+    return _unique_rows(pa.concat_tables(tables))
+
+
+def _unique_rows(table: pa.Table) -> pa.Table:
+    ids = table["row_id"].to_pandas()
+    repeated = ids.duplicated() & ids.notna()
+    return table.filter(pa.array(~repeated.to_numpy())) if repeated.any() else table
 
 
 def read_results(root: Path) -> pd.DataFrame:

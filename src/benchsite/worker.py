@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import Any
 
-from benchsite import registry, validation
+from benchsite import lifeline, registry, validation
 from benchsite.errors import SkipCase, describe_exception
 from benchsite.measure import Measurement, MeasureSettings, measure_case
 from benchsite.plugin_manager import load_plugins
@@ -138,6 +138,7 @@ class WorkerState:
 def serve(conn: Connection, plugin_specs: tuple[str, ...]) -> None:
     """Worker main loop: build the plugins, then answer case specs until told to stop."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides what Ctrl-C means
+    lifeline.die_with_parent(_parent_pid())  # never outlive a killed run
     plugins = load_plugins(plugin_specs, quiet=True)  # the parent reported any problem
     state = WorkerState(
         registry.workloads(plugins), registry.devices(plugins), registry.collectors(plugins)
@@ -145,6 +146,11 @@ def serve(conn: Connection, plugin_specs: tuple[str, ...]) -> None:
     conn.send("ready")
     while (spec := conn.recv()) is not None:
         conn.send(execute(spec, state))
+
+
+def _parent_pid() -> int | None:
+    parent = multiprocessing.parent_process()
+    return parent.pid if parent is not None else None
 
 
 def execute(spec: CaseSpec, state: WorkerState) -> dict[str, Any]:
