@@ -157,8 +157,10 @@ def test_a_second_resume_of_the_same_run_is_refused(results_dir):
         while not list(results_dir.glob("host=h/run=*/part-*.parquet")):
             assert time.monotonic() < deadline and first.poll() is None, "no case stored"
             time.sleep(0.1)
+        os.kill(first.pid, signal.SIGSTOP)  # still writing, however slowly the second starts
         assert_one_line_error(cli(*args, "--resume"), "is being written by process")
     finally:
+        os.kill(first.pid, signal.SIGCONT)
         code, _, err = finish(first)
     assert code == 0, err
     assert store.read_results(results_dir)["case_key"].is_unique
