@@ -1,6 +1,6 @@
-"""Building blocks shared by the FAQ, recommendations and claims: summaries of the speedup,
-crossover and technique tables, and findings that either cite their rows or say plainly that
-the store cannot answer (strength ``none``, no evidence, and what to run to find out).
+"""Building blocks shared by the FAQ, recommendations and claims: summaries of the speedup
+table (:attr:`benchsite.tables.Tables.speedups`), and findings that either cite their rows or
+say plainly that the store cannot answer (strength ``none``, no evidence, and what to run).
 """
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ from typing import Any
 
 import pandas as pd
 from benchsite.plugins._findings import case_text, finding, not_measured, ratio, ratio_ci
-from benchsite.plugins._speedups import kind_of_workload, speedup_table
+
+from benchsite.tables import Tables
 
 RUN_GPU = (
     "Run `benchsite run` on a machine with a CUDA GPU (or Apple MPS) into this store and "
@@ -32,12 +33,23 @@ def unanswered(kind: str, key: str, title: str, why: str, what_to_run: str,
     return not_measured(kind, [key], title, f"{why} {what_to_run}".strip(), **fields)
 
 
-def speedups_of(results: pd.DataFrame, kind: str | None = None) -> pd.DataFrame:
-    """The speedup table, optionally only ``training`` or ``inference`` workloads."""
-    table = speedup_table(results)
+def speedups_of(tables: Tables, kind: str | None = None) -> pd.DataFrame:
+    """The usable pairs of the speedup table (never a suspect one), optionally only
+    ``training`` or ``inference`` workloads."""
+    table = tables.speedups
+    table = table[~table["suspect"].astype(bool)]
     if kind is None or table.empty:
         return table
     return table[table["workload"].map(kind_of_workload) == kind]
+
+
+def kind_of_workload(name: str) -> str:
+    """``training``, ``inference`` or ``other`` from the workload name's suffix."""
+    if name.endswith("-train") or name.startswith("ddp-"):
+        return "training"
+    if name.endswith("-infer"):
+        return "inference"
+    return "other"
 
 
 def speedup_summary(table: pd.DataFrame) -> tuple[str, list[str]]:

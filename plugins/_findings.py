@@ -1,53 +1,29 @@
-"""Shared helpers of the built-in analyses: reading the results frame, choosing comparable rows,
-pairing CPU and GPU rows of the same case, and building :class:`benchsite.Finding` records.
+"""Shared helpers of the built-in analyses: reading values out of rows, building
+:class:`benchsite.Finding` records and wording numbers.
 
-Every analysis gets the whole store as one data frame. The helpers here decode its JSON columns
-once per frame (cached while the frame lives; rows with equal text share one decoded dict, so
-read it, never change it), keep only rows that can serve as evidence of speed (``status ==
-"ok"`` with samples), and pick the newest measurement of each case on each device, so that a
-store holding many runs answers with its latest numbers.
+Which rows count and every derived number (speedups, crossovers, scaling curves) are defined
+once, in :mod:`benchsite.tables`; what is here only reads rows and words findings.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import math
 import operator
 import re
-import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any, TypeVar
+from typing import Any
 
 import pandas as pd
 
 from benchsite import Finding
+from benchsite.tables import precision_of  # noqa: F401 - re-exported: the tables define it
+from benchsite.tables.speedups import without  # noqa: F401 - likewise
 from benchsite.units import format_number, format_seconds
 
-T = TypeVar("T")
 ACCELERATOR_KINDS = ("cuda", "mps")
-# workloads whose time is not comparable across devices (each device runs a different batch)
-NOT_COMPARABLE = ("max-batch",)
-DEVICE_BOUND_PARAMS = ("include_transfer",)  # parameters that only mean something on a GPU
-_CACHE: dict[tuple[int, str], tuple[weakref.ref, Any]] = {}
-# the analyses that read the speedup and technique-effect tables (cached per_frame, per process)
-# run one after another in one worker (``Analysis.group``), so each table is built once a build
-SHARED_TABLES = "speedup-tables"
-
-
-# -- caching per frame ---------------------------------------------------------------------------
-
-
-def per_frame(name: str, frame: pd.DataFrame, compute: Callable[[], T]) -> T:
-    """``compute()`` once per (frame object, name): analyses that build on each other (the FAQ on
-    the speedups) share the work instead of bootstrapping twice."""
-    key = (id(frame), name)
-    cached = _CACHE.get(key)
-    if cached is not None and cached[0]() is frame:
-        return cached[1]
-    value = compute()
-    _CACHE[key] = (weakref.ref(frame, lambda _ref, key=key: _CACHE.pop(key, None)), value)
-    return value
+# the memory collector's peak metric of each device kind
+PEAK_METRIC = {"cpu": "memory.cpu_peak_rss_bytes", "cuda": "memory.gpu_peak_allocated_bytes"}
 
 
 # -- reading rows --------------------------------------------------------------------------------
@@ -55,16 +31,15 @@ def per_frame(name: str, frame: pd.DataFrame, compute: Callable[[], T]) -> T:
 
 def decoded(frame: pd.DataFrame) -> pd.DataFrame:
     """The frame with its JSON columns decoded into dict columns ``p`` (params), ``m``
-    (metrics) and ``dev`` (device_info); cached per frame."""
-
-    def build() -> pd.DataFrame:
-        out = frame.copy(deep=False)  # new columns only: the frame's own data is shared
-        for column, target in (("params", "p"), ("metrics", "m"), ("device_info", "dev")):
-            values = frame[column] if column in frame else pd.Series([None] * len(frame))
-            out[target] = _load_each(values)
-        return out
-
-    return per_frame("decoded", frame, build)
+    (metrics) and ``dev`` (device_info); a frame that has them (the rows of
+    :class:`benchsite.tables.Tables`) is returned as it is."""
+    if {"p", "m", "dev"} <= set(frame.columns):
+        return frame
+    out = frame.copy(deep=False)  # new columns only: the frame's own data is shared
+    for column, target in (("params", "p"), ("metrics", "m"), ("device_info", "dev")):
+        values = frame[column] if column in frame else pd.Series([None] * len(frame))
+        out[target] = _load_each(values)
+    return out
 
 
 def _load_each(texts: Iterable[Any]) -> list[dict[str, Any]]:
@@ -94,34 +69,10 @@ def _load(text: Any) -> dict[str, Any]:
     return {}
 
 
-def ok_rows(frame: pd.DataFrame) -> pd.DataFrame:
-    """Rows that may serve as evidence of speed: status ok, a positive median and samples."""
-    rows = decoded(frame)
-    if rows.empty:
-        return rows
-    good = (rows["status"] == "ok") & (rows["median_s"].fillna(0) > 0)
-    good &= rows["samples_s"].map(lambda s: s is not None and len(s) > 0)
-    return rows[good.astype(bool)]
-
-
 def keep(rows: pd.DataFrame, column: str, predicate: Callable[[Any], bool]) -> pd.DataFrame:
     """The rows whose ``column`` value satisfies ``predicate`` (safe on an empty frame)."""
     chosen = [bool(predicate(value)) for value in rows[column]] if column in rows else []
     return rows.loc[pd.Series(chosen, index=rows.index[: len(chosen)], dtype=bool)]
-
-
-def newest(
-    rows: pd.DataFrame, keys: Iterable[str] = ("host", "device", "case_key")
-) -> pd.DataFrame:
-    """The newest row of each group of ``keys`` (the store is sorted oldest first)."""
-    if rows.empty:
-        return rows
-    return rows.sort_values("timestamp", kind="stable").groupby(list(keys), observed=True).tail(1)
-
-
-def latest_ok(frame: pd.DataFrame) -> pd.DataFrame:
-    """The newest ok row of every case on every device of every host; cached per frame."""
-    return per_frame("latest_ok", frame, lambda: newest(ok_rows(frame)))
 
 
 def column_groups(
@@ -142,11 +93,6 @@ def column_groups(
             yield {name: [pick(column)] for name, column in values.items()}
         else:
             yield {name: list(pick(column)) for name, column in values.items()}
-
-
-def precision_of(params: Mapping[str, Any]) -> str:
-    """The precision a case ran at (``precision``, or an older ``dtype`` parameter; else fp32)."""
-    return str(params.get("precision") or params.get("dtype") or "fp32")
 
 
 def is_accelerator(kind: Any) -> bool:
@@ -175,51 +121,11 @@ def metric_value(metrics: Mapping[str, Any] | None, key: str) -> float | None:
     return float(value) if math.isfinite(value) else None
 
 
-def without(params: Mapping[str, Any], *names: str) -> str:
-    """A stable key of ``params`` without ``names``: rows equal on it differ only in those.
-    Cached by value: pairing rows asks it for every row, ~15 µs a time through JSON."""
-    try:
-        return _without(tuple((k, type(v), v) for k, v in params.items()), names)
-    except TypeError:  # a value that cannot be hashed (a list): not cached
-        return json.dumps({k: v for k, v in params.items() if k not in names}, sort_keys=True)
-
-
-@functools.lru_cache(maxsize=1 << 14)
-def _without(items: tuple[tuple[str, type, Any], ...], names: tuple[str, ...]) -> str:
-    # the value's type is part of the key: 1, 1.0 and True are equal, their JSON is not
-    return json.dumps({k: v for k, _, v in items if k not in names}, sort_keys=True)
-
-
 def device_label(row: Any) -> str:
     """``NVIDIA H200 (cuda:0)``: the model when known, and the device name."""
     model = str(getattr(row, "device_model", "") or "")
     name = str(row.device)
     return f"{model} ({name})" if model and model != name else name
-
-
-# -- pairing CPU and GPU rows --------------------------------------------------------------------
-
-
-def cpu_gpu_pairs(frame: pd.DataFrame) -> list[tuple[Any, Any]]:
-    """(cpu row, accelerator row) for every case measured on both on the same host: same
-    workload and parameters, except that a GPU case timed with host↔device copies
-    (``include_transfer``) pairs with the CPU case without them (the CPU has nothing to copy).
-    """
-    rows = latest_ok(frame)
-    if rows.empty:
-        return []
-    rows = rows[~rows["workload"].isin(NOT_COMPARABLE)]
-    cpu = {}
-    for row in rows[rows["device_kind"] == "cpu"].itertuples():
-        key = (row.host, row.workload, row.world_size, without(row.p, *DEVICE_BOUND_PARAMS))
-        if key not in cpu or not row.p.get("include_transfer"):
-            cpu[key] = row
-    pairs = []
-    for row in rows[rows["device_kind"].map(is_accelerator)].itertuples():
-        key = (row.host, row.workload, row.world_size, without(row.p, *DEVICE_BOUND_PARAMS))
-        if key in cpu:
-            pairs.append((cpu[key], row))
-    return pairs
 
 
 # -- building findings ---------------------------------------------------------------------------
@@ -294,6 +200,47 @@ def ratio_ci(value: float, low: float, high: float) -> str:
 def faster(value: float) -> str:
     """A speedup in words: ``64× faster`` or, below 1, ``2× slower``."""
     return f"{ratio(value)} faster" if value >= 1 else f"{ratio(1 / value)} slower"
+
+
+def suspect_lines(pairs: pd.DataFrame) -> list[str]:
+    """One line per suspect pair of a speedup table (:attr:`benchsite.tables.Tables.speedups`):
+    its case, its speedup and why it is not headlined."""
+    return [
+        f"- Suspect, not used above — {case_text(row.params)}: "
+        f"{ratio_ci(row.speedup, row.low, row.high)} ({reasons_text(row.reasons)})."
+        for row in pairs[pairs["suspect"]].itertuples()
+    ]
+
+
+def reasons_text(reasons: Iterable[str]) -> str:
+    """``flagged noisy, unstable``: why a row or pair is suspect."""
+    return "flagged " + ", ".join(reasons)
+
+
+def crossover_case(c: Any) -> str:
+    """A crossover's case in words, without the swept value and the copies: ``bf16``."""
+    return case_text(c.case_params, skip=[str(c.axis), "include_transfer"])
+
+
+def describe_crossover(c: Any) -> str:
+    """One sentence: where the GPU wins in one series (a row of
+    :attr:`benchsite.tables.Tables.crossovers`)."""
+    copies = " including host↔device copies" if c.include_transfer else ""
+    where = f"{with_case(c.workload, crossover_case(c))} on the {c.gpu_label}{copies}"
+    if c.outcome == "gpu-always":
+        return (
+            f"{where}: the GPU wins at every measured {c.axis}, from the smallest "
+            f"({number_text(c.first[0])}: {ratio(c.first[1])}); smaller ones were not measured."
+        )
+    if c.outcome == "cpu-always":
+        return (
+            f"{where}: the CPU wins at every measured {c.axis}, up to the largest "
+            f"({number_text(c.last[0])}: GPU {ratio(c.last[1])})."
+        )
+    return (
+        f"{where}: the GPU is faster from {c.axis} ≈ {number_text(c.crossover)} on (interpolated "
+        f"between the measured {number_text(c.below[0])} and {number_text(c.above[0])})."
+    )
 
 
 def percent(value: float) -> str:

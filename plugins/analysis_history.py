@@ -22,13 +22,12 @@ from benchsite.plugins._findings import (
     column_groups,
     device_label,
     finding,
-    ok_rows,
-    per_frame,
     percent,
 )
 from benchsite.plugins._mannwhitney import mann_whitney_u, mann_whitney_u_many
 
 from benchsite import Analysis, Finding, hookimpl
+from benchsite.tables import Tables
 
 ALPHA = 0.01
 MIN_EFFECT = 0.05
@@ -63,8 +62,8 @@ def register_analyses() -> list[Analysis]:
     ]
 
 
-def changes(results: pd.DataFrame) -> list[Change]:
-    return per_frame("history", results, lambda: _changes(results))
+def changes(tables: Tables) -> list[Change]:
+    return _changes(tables)
 
 
 @dataclass(frozen=True)
@@ -89,8 +88,11 @@ class CaseRuns:
 CASE_COLUMNS = tuple(column.name for column in fields(CaseRuns))
 
 
-def _changes(results: pd.DataFrame) -> list[Change]:
-    rows = ok_rows(results)
+def _changes(tables: Tables) -> list[Change]:
+    """Every case measured in two runs or more: its newest run against the earlier ones (ok
+    rows with samples, of every run)."""
+    rows = tables.rows[tables.rows["ok"].to_numpy(bool)]
+    rows = rows[rows["samples_s"].map(lambda s: s is not None and len(s) > 0).to_numpy(bool)]
     if rows.empty:
         return []
     # one sort and one grouping pass: stores fed on a schedule hold tens of thousands of cases
@@ -161,8 +163,8 @@ def _medians(values: np.ndarray, groups: np.ndarray, count: int) -> np.ndarray:
     return np.where(sizes % 2 == 1, ordered[middle], (ordered[middle - 1] + ordered[middle]) / 2)
 
 
-def history_findings(results: pd.DataFrame) -> list[Finding]:
-    found = changes(results)
+def history_findings(tables: Tables) -> list[Finding]:
+    found = changes(tables)
     if not found:
         return []
     findings = [_summary(found)]

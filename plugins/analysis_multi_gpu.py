@@ -18,14 +18,13 @@ from benchsite.plugins._findings import (
     case_text,
     finding,
     is_accelerator,
-    latest_ok,
     metric,
     not_measured,
-    per_frame,
     percent,
 )
 
 from benchsite import Analysis, Finding, hookimpl
+from benchsite.tables import Tables
 
 DDP, FSDP, PIPELINE, ALLREDUCE = "ddp-train", "fsdp-train", "pipeline-train", "allreduce"
 TRAINING = (DDP, FSDP, PIPELINE)
@@ -45,26 +44,15 @@ def register_analyses() -> list[Analysis]:
     ]
 
 
-def multi_gpu_findings(results: pd.DataFrame) -> list[Finding]:
+def multi_gpu_findings(tables: Tables) -> list[Finding]:
     """Per host and device kind (accelerators first, then CPU process groups): what several
     devices buy, then each training case's scaling."""
-    return [finding for host in _by_host(results) for part in host for finding in part]
+    return [finding for host in _compute(tables) for part in host for finding in part]
 
 
-def summary_findings(results: pd.DataFrame) -> list[Finding]:
-    """Only what several devices buy per host (scaling, memory, all-reduce): the short answer
-    the FAQ gives."""
-    return [finding for summary, _ in _by_host(results) for finding in summary]
-
-
-def _by_host(results: pd.DataFrame) -> list[tuple[list[Finding], list[Finding]]]:
-    """(summary findings, per-case findings) of every host and device kind; computed once per
-    frame (the findings, the FAQ and the claims all ask)."""
-    return per_frame("multi-gpu", results, lambda: _compute(results))
-
-
-def _compute(results: pd.DataFrame) -> list[tuple[list[Finding], list[Finding]]]:
-    rows = distributed_rows(results)
+def _compute(tables: Tables) -> list[tuple[list[Finding], list[Finding]]]:
+    """(summary findings, per-case findings) of every host and device kind."""
+    rows = distributed_rows(tables)
     if rows.empty:
         return [([not_measured(
             "multi-gpu", ["not-measured"], "Several GPUs: not measured",
@@ -82,10 +70,10 @@ def _compute(results: pd.DataFrame) -> list[tuple[list[Finding], list[Finding]]]
     return out
 
 
-def distributed_rows(results: pd.DataFrame) -> pd.DataFrame:
+def distributed_rows(tables: Tables) -> pd.DataFrame:
     """The newest ok row of every distributed case, with ``n`` (its world size) and ``series``
     (its parameters but the world size)."""
-    rows = latest_ok(results)
+    rows = tables.ok
     if rows.empty:
         return rows
     rows = rows[rows["workload"].isin([*TRAINING, ALLREDUCE])]

@@ -14,9 +14,8 @@ import pyarrow.parquet as pq
 from benchsite import Page, RenderedPage, hookimpl
 from benchsite.site import Site
 from benchsite.site.context import DataContext, DataFile
+from benchsite.tables.rows import DERIVED_COLUMNS
 from benchsite.units import format_number
-
-SITE_COLUMNS = ("params_obj", "params_text", "variant", "series")
 
 
 @hookimpl
@@ -25,7 +24,7 @@ def register_pages() -> list[Page]:
 
 
 def render(site: Site) -> list[RenderedPage]:
-    frame = site.results.drop(columns=list(SITE_COLUMNS))
+    frame = site.results.drop(columns=list(DERIVED_COLUMNS))
     table = pa.Table.from_pandas(_plain(frame), preserve_index=False)
     parquet, csv = parquet_bytes(table), csv_bytes(table)
     files = [

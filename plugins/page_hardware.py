@@ -9,8 +9,9 @@ from typing import Any
 import pandas as pd
 
 from benchsite import Page, RenderedPage, hookimpl
-from benchsite.site import Site, frames
+from benchsite.site import Site
 from benchsite.site.context import DeviceView, HardwareContext, HostView, PeakView
+from benchsite.tables.rows import params_text
 from benchsite.units import format_number
 
 LONG_TEXT = 240
@@ -22,9 +23,9 @@ def register_pages() -> list[Page]:
 
 
 def render(site: Site) -> list[RenderedPage]:
-    peaks = frames.peaks(site.results)
+    peaks = site.tables.peaks
     hosts = []
-    for host, group in frames.devices(site.results).groupby("host", sort=True):
+    for host, group in site.tables.devices.groupby("host", sort=True):
         views = [_device(site, row, peaks) for row in group.itertuples()]
         hosts.append(HostView(str(host), views))
     return [site.render("hardware.html", "hardware.html", HardwareContext(hosts), "hardware")]
@@ -43,7 +44,7 @@ def _device(site: Site, row: Any, peaks: pd.DataFrame) -> DeviceView:
             PeakView(
                 workload=str(peak.workload),
                 rate=f"{format_number(peak.rate)} {peak.unit}",
-                params=frames.params_text(peak.params_obj),
+                params=params_text(peak.params_obj),
                 href=site.row_links[str(peak.row_id)].href,
             )
             for peak in mine.itertuples()

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pandas as pd
 
 from benchsite import Page, RenderedPage, hookimpl
-from benchsite.site import Site, charts, describe, frames
+from benchsite.site import Site, charts, describe
 from benchsite.site.context import HeadlineRow, OverviewContext
 from benchsite.site.findings import by_strength
 from benchsite.site.summaries import measured, what_to_run, workload_summaries
@@ -25,7 +25,7 @@ def register_pages() -> list[Page]:
 
 
 def render(site: Site) -> list[RenderedPage]:
-    top = frames.headline(frames.speedups(site.current))
+    top = site.tables.headline
     findings = [f for f in site.findings if f.kind not in ("recommendation", "faq", "claim")]
     context = OverviewContext(
         measured=measured(site),

@@ -8,10 +8,11 @@ from typing import Any
 import pandas as pd
 
 from benchsite import Page, RenderedPage, hookimpl
-from benchsite.site import Site, charts, describe, frames
+from benchsite.site import Site, charts, describe
 from benchsite.site.context import RunContext, RunRow, RunsContext
 from benchsite.site.renderer import RUN_PAGE_ROWS
 from benchsite.site.views import CaseTable, case_table
+from benchsite.tables.rows import run_order
 
 
 @hookimpl
@@ -20,12 +21,12 @@ def register_pages() -> list[Page]:
 
 
 def render(site: Site) -> list[RenderedPage]:
-    table = frames.runs(site.results)
+    table = site.tables.runs
     rows = {str(run.run_id): run_row(site, run) for run in table.itertuples()}
     chart = site.chart(charts.runs_chart(table), "Runs over time", describe.runs_text(table))
     pages = [site.render("runs.html", "runs.html", RunsContext(list(rows.values()), chart), "runs")]
     run_hrefs = {run_id: row.href for run_id, row in rows.items()}
-    ordered = frames.run_order(site.results)
+    ordered = run_order(site.results)
     # one table for every row (made a column at a time, it costs per call, not only per row),
     # then each run's lines: its rows, in frame order
     lines = case_table(ordered, run_hrefs).lines

@@ -145,7 +145,7 @@ def time_chart(frame: pd.DataFrame, axis: str) -> alt.TopLevelMixin:
 def speedup_chart(frame: pd.DataFrame, crossings: pd.DataFrame, axis: str) -> alt.TopLevelMixin:
     """Accelerator speedup over the CPU (CPU time / accelerator time) against the axis, with its
     interval, a rule at 1× (break-even) and a dashed rule at each crossover inside the range.
-    ``crossings`` comes from :func:`benchsite.site.frames.crossovers`."""
+    ``crossings`` comes from :attr:`benchsite.tables.Tables.crossovers`."""
     data = _with_crossovers(
         frame[["axis_value", "speedup", "low", "high", "series", "variant"]], crossings
     )

@@ -1,0 +1,147 @@
+"""Curves along a swept parameter: where the accelerator starts to win (crossovers, with and
+without host↔device copies), the headline speedup per workload, scaling curves (batch, threads,
+world size) and precision gains, each marked suspect where it is physically implausible.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+SCALING_AXES = ("batch", "threads", "world_size")
+# along these more resources do the same work faster: efficiency = gain / resource ratio
+RESOURCE_AXES = ("threads", "world_size")
+SUPERLINEAR = 1.3  # an efficiency above this is no measurement of scaling but of something else
+CROSSOVER_COLUMNS = [
+    "host", "device", "gpu_label", "cpu_label", "workload", "series", "variant", "axis",
+    "case_params", "include_transfer", "outcome", "where", "crossover", "below", "above",
+    "first", "last", "evidence", "suspect", "reasons",
+]  # fmt: skip
+OUTCOME_WHERE = {"crosses": "between", "gpu-always": "below", "cpu-always": "never"}
+
+
+def crossovers(speedups: pd.DataFrame) -> pd.DataFrame:
+    """Per series of pairs that differ only in the swept value (not along a scaling axis), with
+    and without copies apart: the value from which the accelerator wins at every larger measured
+    value. ``outcome``: ``crosses`` (``crossover`` interpolated on log-log axes between
+    ``below`` and ``above``, the measured (value, speedup) points around it), ``gpu-always`` or
+    ``cpu-always``; ``where`` says the same as ``between``/``below``/``never``. Suspect when a
+    pair it rests on (``below``, ``above``, or the end that decides) is."""
+    swept = speedups[speedups["axis_value"].notna() & ~speedups["axis"].isin(RESOURCE_AXES)]
+    swept = swept[swept["axis"].notna()]
+    if swept.empty:
+        return pd.DataFrame(columns=CROSSOVER_COLUMNS)
+    keys = ["host", "device", "workload", "variant"]
+    out = [_crossover(group.sort_values("axis_value", kind="stable"))
+           for _, group in swept.groupby(keys, sort=True, observed=True)]
+    return pd.DataFrame([row for row in out if row], columns=CROSSOVER_COLUMNS)
+
+
+def _crossover(group: pd.DataFrame) -> dict[str, Any] | None:
+    xs, ss = group["axis_value"].to_numpy(float), group["speedup"].to_numpy(float)
+    if len(set(xs)) < 2:
+        return None
+    start = len(ss)
+    while start > 0 and ss[start - 1] >= 1:
+        start -= 1
+    outcome = "gpu-always" if start == 0 else "cpu-always" if start == len(ss) else "crosses"
+    below = (float(xs[start - 1]), float(ss[start - 1])) if start > 0 else None
+    above = (float(xs[start]), float(ss[start])) if start < len(ss) else None
+    deciding = {"crosses": [start - 1, start], "gpu-always": [0], "cpu-always": [len(ss) - 1]}
+    decided = group.iloc[deciding[outcome]]
+    first = group.iloc[0]
+    return {
+        "host": first.host, "device": first.device, "gpu_label": first.gpu_label,
+        "cpu_label": first.cpu_label, "workload": first.workload, "series": first.series,
+        "variant": first.variant, "axis": first.axis,
+        "case_params": {k: v for k, v in first.params.items() if k != first.axis},
+        "include_transfer": bool(first.include_transfer), "outcome": outcome,
+        "where": OUTCOME_WHERE[outcome],
+        "crossover": interpolate(below, above) if outcome == "crosses" else
+        (float(xs[0]) if outcome == "gpu-always" else math.nan),
+        "below": below, "above": above, "first": (float(xs[0]), float(ss[0])),
+        "last": (float(xs[-1]), float(ss[-1])),
+        "evidence": tuple(group["cpu_row"]) + tuple(group["gpu_row"]),
+        "suspect": bool(decided["suspect"].any()),
+        "reasons": tuple(dict.fromkeys(r for reasons in decided["reasons"] for r in reasons)),
+    }  # fmt: skip
+
+
+def interpolate(below: tuple[float, float] | None, above: tuple[float, float] | None) -> float:
+    """The value where speedup = 1 on the log-log line through ``below`` and ``above``."""
+    assert below is not None and above is not None
+    (x0, s0), (x1, s1) = below, above
+    if s1 == s0 or s0 <= 0 or s1 <= 0 or x0 <= 0:
+        return x1
+    t = -math.log(s0) / (math.log(s1) - math.log(s0))
+    return math.exp(math.log(x0) + t * (math.log(x1) - math.log(x0)))
+
+
+def headline(speedups: pd.DataFrame) -> pd.DataFrame:
+    """One speedup per workload and accelerator, from usable pairs timed without copies (a
+    suspect pair is never a headline): at the largest axis value measured on both, and where
+    several variants (precisions, ...) were measured, the one with the median speedup."""
+    usable = speedups[~speedups["suspect"] & ~speedups["include_transfer"]]
+    usable = usable[usable["speedup"].notna()]
+    if usable.empty:
+        return usable
+    top = usable["axis_value"].fillna(-1)
+    groups = [usable["series"], usable["workload"], usable["variant"]]
+    chosen = usable[top == top.groupby(groups).transform("max")]
+    chosen = chosen.sort_values("speedup", kind="stable")
+    ranks = chosen.groupby(["series", "workload"]).cumcount()
+    sizes = chosen.groupby(["series", "workload"])["speedup"].transform("size")
+    return chosen[ranks == (sizes - 1) // 2].sort_values(["workload", "series"]).reset_index(
+        drop=True
+    )
+
+
+# -- scaling -------------------------------------------------------------------------------------
+
+SCALING_COLUMNS = [
+    "host", "device", "device_kind", "series", "workload", "variant", "axis", "x", "rate",
+    "rate_unit", "gain", "efficiency", "median_s", "row_id", "suspect", "reasons",
+]  # fmt: skip
+
+
+def scaling(current_ok: pd.DataFrame, axis: str) -> pd.DataFrame:
+    """Throughput along ``axis`` (one of :data:`SCALING_AXES`) per host, device, workload and
+    variant, from the current ok rows: ``rate`` (items/s where the workload counts items, else
+    calls/s), ``gain`` over the smallest value and, along threads and world size, ``efficiency``
+    = gain / resource ratio. A point whose efficiency exceeds :data:`SUPERLINEAR` is suspect
+    (``superlinear``): more threads or GPUs cannot do more than proportionally more work."""
+    rows = current_ok[(current_ok["axis"] == axis) & current_ok["axis_value"].notna()]
+    if rows.empty:
+        return pd.DataFrame(columns=SCALING_COLUMNS)
+    counted = rows["items_per_s"].notna() if "items_per_s" in rows else False
+    rate = rows["items_per_s"].where(counted, 1 / rows["median_s"]) if "items_per_s" in rows \
+        else 1 / rows["median_s"]
+    table = pd.DataFrame({
+        "host": rows["host"].astype(str), "device": rows["device"].astype(str),
+        "device_kind": rows["device_kind"].astype(str), "series": rows["series"],
+        "workload": rows["workload"].astype(str), "variant": rows["variant"], "axis": axis,
+        "x": rows["axis_value"].astype(float), "rate": rate.astype(float),
+        "rate_unit": np.where(counted, "items/s", "calls/s"),
+        "median_s": rows["median_s"].astype(float), "row_id": rows["row_id"].astype(str),
+        "suspect": rows["suspect"].astype(bool), "reasons": rows["reasons"],
+    }).sort_values(["host", "series", "workload", "variant", "x"], kind="stable")  # fmt: skip
+    keys = ["host", "series", "workload", "variant"]
+    base = table.groupby(keys, sort=False)
+    table["gain"] = table["rate"] / base["rate"].transform("first")
+    resource = table["x"] / base["x"].transform("first")
+    table["efficiency"] = table["gain"] / resource if axis in RESOURCE_AXES else math.nan
+    return mark(table, table["efficiency"] > SUPERLINEAR, "superlinear")[SCALING_COLUMNS]
+
+
+def mark(table: pd.DataFrame, implausible: pd.Series, reason: str) -> pd.DataFrame:
+    """``table`` with ``reason`` added to the reasons (and ``suspect`` set) where
+    ``implausible``."""
+    hit = implausible.fillna(False).to_numpy(bool)
+    table = table.copy()
+    table["reasons"] = [(*r, reason) if h else r for r, h in zip(table["reasons"], hit,
+                                                                   strict=True)]
+    table["suspect"] = table["suspect"].to_numpy(bool) | hit
+    return table
