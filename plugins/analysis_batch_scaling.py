@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pandas as pd
-from benchsite.plugins._answers import answered
-from benchsite.plugins._charts import line_chart
-from benchsite.plugins._findings import (
+from benchsite.plugins._shared.charts import line_chart
+from benchsite.plugins._shared.findings import (
+    answered,
     case_text,
     device_label,
     finding,

@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from benchsite.plugins._answers import RUN_GPU, answered, rows_of, speedups_of, unanswered
-from benchsite.plugins._findings import (
+from benchsite.plugins._shared.findings import (
+    RUN_GPU,
+    answered,
     bytes_text,
     case_text,
     describe_crossover,
@@ -21,6 +22,9 @@ from benchsite.plugins._findings import (
     ratio,
     ratio_ci,
     reasons_text,
+    rows_of,
+    speedups_of,
+    unanswered,
 )
 
 from benchsite import Analysis, Finding, hookimpl

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchsite.plugins._findings import (
+from benchsite.plugins._shared.findings import (
     crossover_case,
     describe_crossover,
     finding,
@@ -40,13 +40,15 @@ def crossover_findings(tables: Tables) -> list[Finding]:
     crossings = tables.crossovers
     if crossings.empty:
         return []
-    crossings = crossings.assign(case=[crossover_case(c) for c in crossings.itertuples()])
-    groups = crossings.groupby(["host", "gpu_label", "workload", "case"], sort=False)
-    return [_finding(list(group.sort_values("include_transfer").itertuples()))
-            for _, group in groups]
+    grouped: dict[tuple[str, str, str, str], list[Any]] = {}
+    for c in crossings.itertuples():
+        case = crossover_case(c)
+        grouped.setdefault((c.host, c.gpu_label, c.workload, case), []).append(c)
+    return [_finding(sorted(items, key=lambda c: c.include_transfer), key[3])
+            for key, items in grouped.items()]
 
 
-def _finding(items: list[Any]) -> Finding:
+def _finding(items: list[Any], case: str) -> Finding:
     head = items[0]
     answer = " ".join(describe_crossover(c) for c in items)
     suspect = [c for c in items if c.suspect]
@@ -58,8 +60,8 @@ def _finding(items: list[Any]) -> Finding:
     )
     return finding(
         "crossover",
-        [head.host, head.gpu_label, head.workload, head.case],
-        f"{with_case(head.workload, head.case)}: where the GPU starts to win",
+        [head.host, head.gpu_label, head.workload, case],
+        f"{with_case(head.workload, case)}: where the GPU starts to win",
         answer,
         explanation=explanation,
         numbers={_key(c): c.crossover if c.outcome == "crosses" else c.outcome for c in items},

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import pandas as pd
-from benchsite.plugins._findings import device_label, finding, percent, precision_of
+from benchsite.plugins._shared.findings import device_label, finding, percent, precision_of
 
 from benchsite import Analysis, Finding, hookimpl
 from benchsite.tables import Tables

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import pandas as pd
-from benchsite.plugins._findings import (
+from benchsite.plugins._shared.findings import (
     device_label,
     finding,
     metric,

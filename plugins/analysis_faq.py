@@ -12,15 +12,9 @@ from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
-from benchsite.plugins._answers import (
+from benchsite.plugins._shared.findings import (
     RUN_GPU,
     answered,
-    rows_of,
-    speedup_summary,
-    speedups_of,
-    unanswered,
-)
-from benchsite.plugins._findings import (
     case_text,
     crossover_case,
     describe_crossover,
@@ -28,6 +22,10 @@ from benchsite.plugins._findings import (
     info_value,
     number_text,
     reasons_text,
+    rows_of,
+    speedup_summary,
+    speedups_of,
+    unanswered,
     with_case,
 )
 

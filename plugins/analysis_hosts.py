@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 
 import pandas as pd
-from benchsite.plugins._findings import case_text, device_label, finding, percent
+from benchsite.plugins._shared.findings import case_text, device_label, finding, percent
 
 from benchsite import Analysis, Finding, hookimpl
 from benchsite.tables import Tables

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from benchsite.plugins._findings import (
+from benchsite.plugins._shared.findings import (
     PEAK_METRIC,
     bytes_text,
     case_text,

@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 import pandas as pd
-from benchsite.plugins._charts import bar_chart, line_chart, stacked
-from benchsite.plugins._findings import (
+from benchsite.plugins._shared.charts import bar_chart, line_chart, stacked
+from benchsite.plugins._shared.findings import (
     bytes_text,
     case_text,
     finding,

@@ -11,20 +11,18 @@ page shows them all.
 from __future__ import annotations
 
 import pandas as pd
-from benchsite.plugins._answers import (
+from benchsite.plugins._shared.findings import (
     RUN_GPU,
     answered,
-    kind_of_workload,
-    speedups_of,
-    unanswered,
-)
-from benchsite.plugins._findings import (
     case_text,
     crossover_case,
     faster,
+    kind_of_workload,
     number_text,
     ratio,
     ratio_ci,
+    speedups_of,
+    unanswered,
     with_case,
 )
 

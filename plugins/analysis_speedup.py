@@ -10,8 +10,8 @@ copies, because a speedup without those two facts cannot be compared with anythi
 from __future__ import annotations
 
 import pandas as pd
-from benchsite.plugins._charts import ratio_chart
-from benchsite.plugins._findings import (
+from benchsite.plugins._shared.charts import ratio_chart
+from benchsite.plugins._shared.findings import (
     case_text,
     faster,
     finding,
@@ -143,8 +143,9 @@ def _transfers(group: pd.DataFrame) -> str:
 
 def _numbers(group: pd.DataFrame, best: pd.Series, worst: pd.Series) -> dict[str, object]:
     return {
-        "pairs": [[row.gpu_row, row.speedup, row.low, row.high] for row in group.itertuples()],
-        "suspect": {row.gpu_row: list(row.reasons) for row in group.itertuples() if row.suspect},
+        "suspect": {row: list(reasons) for row, reasons, flagged in
+                    zip(group["gpu_row"], group["reasons"], group["suspect"], strict=True)
+                    if flagged},
         "best_speedup": best.speedup, "best_ci": [best.low, best.high],
         "best_case": case_text(best.params),
         "worst_speedup": worst.speedup, "worst_ci": [worst.low, worst.high],

@@ -17,13 +17,13 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
 
-from benchsite.plugins._answers import answered
-from benchsite.plugins._findings import (
+from benchsite.plugins._shared.findings import (
     PEAK_METRIC,
+    answered,
     case_text,
     device_label,
     finding,
-    metric,
+    metric_value,
     percent,
     ratio,
     ratio_ci,
@@ -82,35 +82,32 @@ def register_analyses() -> list[Analysis]:
 
 def technique_effects(tables: Tables) -> list[Effect]:
     """Every technique row against its baseline, in :data:`TECHNIQUES` order."""
-    rows = tables.ok.set_index("row_id")
     out = []
     for name, (baseline, _) in TECHNIQUES.items():
         # a precision's gain is also held against the device's peak rates
         table = tables.precision_gains if name == "precision" else tables.effects(name, baseline)
-        for item in table.itertuples():
-            out.append(effect(name, item, rows.loc[item.baseline_row], rows.loc[item.row_id]))
+        out += [effect(name, item) for item in table.itertuples()]
     return out
 
 
-def effect(name: str, item: Any, base: Any, row: Any) -> Effect:
-    """The effect of technique ``name``: ``item`` is its row of the effects table, ``base``
-    and ``row`` the two rows compared."""
-    compile_s = metric(row, "compile_s") if name == "compile" else None
-    saved_time = float(base.median_s) - float(row.median_s)
+def effect(name: str, item: Any) -> Effect:
+    """The effect of technique ``name``: ``item`` is its row of the effects table."""
+    compile_s = metric_value(item.m, "compile_s") if name == "compile" else None
+    saved_time = item.baseline_median_s - item.median_s
     breakeven = compile_s / saved_time if compile_s and saved_time > 0 else None
     return Effect(
         technique=name, value=item.value, host=str(item.host),
         device=device_label(SimpleNamespace(device=item.device, device_model=item.device_model)),
         workload=str(item.workload), case=str(item.case), speedup=item.speedup, low=item.low,
-        high=item.high, memory_saved=_memory_saved(base, row), compile_s=compile_s,
+        high=item.high, memory_saved=_memory_saved(item), compile_s=compile_s,
         breakeven_calls=breakeven, evidence=(str(item.baseline_row), str(item.row_id)),
         reasons=tuple(item.reasons),
     )  # fmt: skip
 
 
-def _memory_saved(base: Any, row: Any) -> float | None:
-    key = PEAK_METRIC.get(str(row.device_kind), "")
-    before, after = metric(base, key), metric(row, key)
+def _memory_saved(item: Any) -> float | None:
+    key = PEAK_METRIC.get(str(item.device_kind), "")
+    before, after = metric_value(item.baseline_m, key), metric_value(item.m, key)
     return 1 - after / before if before and after is not None else None
 
 

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from benchsite.plugins._findings import (
+from benchsite.plugins._shared.findings import (
     ACCELERATOR_KINDS,
     decoded,
     finding,
@@ -77,7 +77,8 @@ def prepare_results(results: pd.DataFrame) -> pd.DataFrame:
     if out.empty:
         out["flags"] = pd.Series([], dtype=object)
         return out
-    checked = Checked.of(decoded(results))
+    out = decoded(out)  # its p, m and dev columns are kept: the tables read them too
+    checked = Checked.of(out)
     out["flags"] = row_flags(checked)
     # the device's peak at the row's precision: the tables hold precision gains against it
     out["peak_tflops"] = peak_tflops(checked)

@@ -4,6 +4,7 @@ holds (see ``docs/results-schema.md``)."""
 from __future__ import annotations
 
 import io
+from dataclasses import dataclass
 
 import pandas as pd
 import pyarrow as pa
@@ -13,9 +14,26 @@ import pyarrow.parquet as pq
 
 from benchsite import Page, RenderedPage, hookimpl
 from benchsite.site import Site
-from benchsite.site.context import DataContext, DataFile
 from benchsite.tables.rows import DERIVED_COLUMNS
 from benchsite.units import format_number
+
+
+@dataclass(frozen=True)
+class DataFile:
+    name: str
+    href: str
+    size: str
+    description: str
+
+
+@dataclass(frozen=True)
+class DataContext:
+    """``data.html``: the downloadable files and the columns they hold."""
+
+    files: list[DataFile]
+    rows: int
+    columns: list[str]
+
 
 
 @hookimpl

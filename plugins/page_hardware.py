@@ -4,17 +4,54 @@ its measured peaks (best TFLOP/s, GB/s and items/s per workload)."""
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
 from benchsite import Page, RenderedPage, hookimpl
 from benchsite.site import Site
-from benchsite.site.context import DeviceView, HardwareContext, HostView, PeakView
 from benchsite.tables.rows import params_text
 from benchsite.units import format_number
 
 LONG_TEXT = 240
+
+
+@dataclass(frozen=True)
+class PeakView:
+    """A device's best measured throughput on one workload."""
+
+    workload: str
+    rate: str
+    params: str
+    href: str
+
+
+@dataclass(frozen=True)
+class DeviceView:
+    """One device of one host: what was captured about it and its measured peaks."""
+
+    name: str
+    kind: str
+    model: str
+    fingerprint: str
+    last_seen: str
+    info: list[tuple[str, str]]
+    peaks: list[PeakView]
+
+
+@dataclass(frozen=True)
+class HostView:
+    name: str
+    devices: list[DeviceView]
+
+
+@dataclass(frozen=True)
+class HardwareContext:
+    """``hardware.html``: every device of every host in the store."""
+
+    hosts: list[HostView]
+
 
 
 @hookimpl

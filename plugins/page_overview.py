@@ -4,19 +4,56 @@ all measured."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pandas as pd
+from benchsite.plugins._shared.pages import (
+    Measured,
+    WorkloadSummary,
+    by_strength,
+    measured,
+    what_to_run,
+    workload_summaries,
+)
 
 from benchsite import Page, RenderedPage, hookimpl
-from benchsite.site import Site, charts, describe
-from benchsite.site.context import HeadlineRow, OverviewContext
-from benchsite.site.findings import by_strength
-from benchsite.site.summaries import measured, what_to_run, workload_summaries
+from benchsite.site import ChartView, FindingView, Site, charts, describe
 from benchsite.units import format_number
 
 TOP_FINDINGS = 6
 # what a visitor asks first, one finding of each; other kinds only fill the remaining places
 HEADLINE_KINDS = ("speedup", "crossover", "multi-gpu", "memory", "batch-scaling", "technique",
                   "cpu-threads", "energy-cost")  # fmt: skip
+
+
+@dataclass(frozen=True)
+class HeadlineRow:
+    """One workload's accelerator speedup at the largest size measured on both devices."""
+
+    workload: str
+    href: str
+    variant: str
+    series: str
+    at: str
+    speedup: str
+    interval: str
+    evidence: str
+
+
+@dataclass(frozen=True)
+class OverviewContext:
+    """``index.html``: the headline speedups (table and chart, or what to run to get them), the
+    devices compared, the top findings and recommendations, and when and where it was measured."""
+
+    measured: Measured
+    headline: list[HeadlineRow]
+    headline_chart: ChartView | None
+    missing_speedup: str | None
+    findings: list[FindingView]
+    recommendations: list[FindingView]
+    missing_findings: str | None
+    workloads: list[WorkloadSummary]
+
 
 
 @hookimpl

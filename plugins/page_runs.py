@@ -3,16 +3,52 @@ every row it stored (each with its anchor, so findings can link to any row)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
 
 from benchsite import Page, RenderedPage, hookimpl
-from benchsite.site import Site, charts, describe
-from benchsite.site.context import RunContext, RunRow, RunsContext
-from benchsite.site.renderer import RUN_PAGE_ROWS
-from benchsite.site.views import CaseTable, case_table
+from benchsite.site import RUN_PAGE_ROWS, CaseTable, ChartView, Site, case_table, charts, describe
 from benchsite.tables.rows import run_order
+
+
+@dataclass(frozen=True)
+class RunRow:
+    """One run in the runs table."""
+
+    host: str
+    run_id: str
+    href: str
+    started: str
+    duration: str
+    profile: str
+    devices: str
+    workloads: int
+    cases: int
+    ok: int
+    skipped: int
+    failed: int
+    version: str
+
+
+@dataclass(frozen=True)
+class RunsContext:
+    """``runs.html``: every run in the store, per host, over time."""
+
+    runs: list[RunRow]
+    chart: ChartView | None
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """``runs/<run>.html``: every row of one run, each with its anchor; a long run continues on
+    numbered pages listed in ``parts`` (label, path)."""
+
+    run: RunRow
+    cases: CaseTable
+    parts: list[tuple[str, str]] = field(default_factory=list)
+
 
 
 @hookimpl

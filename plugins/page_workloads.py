@@ -4,15 +4,29 @@ with its anchor, the workload's findings, and the commands that reproduce it."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import pandas as pd
+from benchsite.plugins._shared.pages import (
+    PER_PAGE,
+    WorkloadSummary,
+    by_strength,
+    reproduce_commands,
+    what_to_run,
+    workload_summaries,
+)
 
 from benchsite import Page, RenderedPage, hookimpl
-from benchsite.site import Site, charts, describe
-from benchsite.site.context import WorkloadContext, WorkloadIndexContext
-from benchsite.site.findings import PER_PAGE, by_strength
-from benchsite.site.renderer import WORKLOAD_TABLE_ROWS
-from benchsite.site.summaries import reproduce_commands, what_to_run, workload_summaries
-from benchsite.site.views import CaseTable, ChartView, case_table
+from benchsite.site import (
+    WORKLOAD_TABLE_ROWS,
+    CaseTable,
+    ChartView,
+    FindingView,
+    Site,
+    case_table,
+    charts,
+    describe,
+)
 from benchsite.tables.rows import best_rate, metric_frame
 
 # the memory collector's metrics that the memory chart draws
@@ -21,6 +35,32 @@ MEMORY_METRICS = (
     "memory.gpu_peak_reserved_bytes",
     "memory.cpu_peak_rss_bytes",
 )
+
+
+@dataclass(frozen=True)
+class WorkloadIndexContext:
+    """``workloads/index.html``: every workload in the store."""
+
+    workloads: list[WorkloadSummary]
+
+
+@dataclass(frozen=True)
+class WorkloadContext:
+    """``workloads/<name>.html``: the charts (time, speedup with crossover, throughput,
+    memory), what could not be charted and why, every current case (or, when there are too many
+    for one page, empty: ``runs`` (label, path) then lists the run pages that hold them), the
+    workload's findings and the commands that reproduce it."""
+
+    name: str
+    description: str
+    axis: str
+    charts: list[ChartView]
+    not_charted: list[str]
+    cases: CaseTable
+    findings: list[FindingView]
+    commands: list[str]
+    runs: list[tuple[str, str]] = field(default_factory=list)
+
 
 
 @hookimpl

@@ -6,10 +6,18 @@ import random
 
 import numpy as np
 import pytest
-from benchsite.tables import Tables
 from analysis_frames import frame, row
-from benchsite.plugins._mannwhitney import mann_whitney_u, mann_whitney_u_many
-from benchsite.plugins.analysis_history import CaseRuns, _test, _test_all, changes, history_findings
+from benchsite.plugins.analysis_history import (
+    CaseRuns,
+    _test,
+    _test_all,
+    changes,
+    history_findings,
+    mann_whitney_u,
+    mann_whitney_u_many,
+)
+
+from benchsite.tables import Tables
 
 
 def test_mann_whitney_matches_the_textbook_values():

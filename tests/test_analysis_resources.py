@@ -4,7 +4,6 @@ constructed results with known answers."""
 from __future__ import annotations
 
 import pytest
-from benchsite.tables import Tables
 from analysis_frames import CPU_INFO, frame, row
 from benchsite.plugins import (
     analysis_batch_scaling,
@@ -16,6 +15,8 @@ from benchsite.plugins import (
     analysis_multi_gpu,
     analysis_techniques,
 )
+
+from benchsite.tables import Tables
 
 QUOTA_2 = {**CPU_INFO, "cgroup_cpu_quota": 2.0, "usable_cpus": 2}
 

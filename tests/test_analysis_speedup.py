@@ -5,10 +5,11 @@ from __future__ import annotations
 import math
 
 import pytest
-from benchsite.tables import Tables
 from analysis_frames import frame, ids, row
 from benchsite.plugins.analysis_crossover import crossover_findings
 from benchsite.plugins.analysis_speedup import speedup_findings
+
+from benchsite.tables import Tables
 
 
 def test_known_speedup_with_its_confidence_interval(tmp_path):

@@ -158,7 +158,7 @@ def test_a_run_starts_at_the_time_in_its_id_and_lists_only_devices_that_ran():
 
 
 def test_a_finding_chart_of_one_line_has_no_legend_and_of_several_one_colour_each():
-    from benchsite.plugins._charts import ratio_chart
+    from benchsite.plugins._shared.charts import ratio_chart
 
     one = pd.DataFrame({"size": [1.0, 2.0], "value": [2.0, 3.0], "low": [1.5, 2.5],
                         "high": [2.5, 3.5], "case": ["", ""]})  # fmt: skip

@@ -11,15 +11,14 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from benchsite.plugins._answers import kind_of_workload
-from benchsite.plugins._findings import ratio_ci
-from conftest import EXAMPLE_RESULTS
+from benchsite.plugins._shared.findings import kind_of_workload, ratio_ci
 
 from benchsite import store
 from benchsite.analysis import prepare_results
 from benchsite.plugin_manager import load_plugins
 from benchsite.specs import records
 from benchsite.tables import Tables
+from tests.conftest import EXAMPLE_RESULTS
 
 SPEC = re.compile(r'<script type="application/json" id="chart-[0-9a-f]+-spec">(.*?)</script>', re.S)
 

@@ -1,6 +1,6 @@
 """The site's charts: pure functions from an aggregated data frame to an Altair chart.
 
-Each takes the small frames of :mod:`benchsite.site.frames` (one point per case, never raw
+Each takes the small frames of :mod:`benchsite.tables` (one point per case, never raw
 samples) and returns a chart whose data is inline, so it renders from ``file://`` too. Scales
 turn logarithmic when values span 1.5 decades or more. Tests check the specs, not pixels.
 

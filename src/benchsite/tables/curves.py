@@ -34,39 +34,47 @@ def crossovers(speedups: pd.DataFrame) -> pd.DataFrame:
     swept = swept[swept["axis"].notna()]
     if swept.empty:
         return pd.DataFrame(columns=CROSSOVER_COLUMNS)
-    keys = ["host", "device", "workload", "variant"]
-    out = [_crossover(group.sort_values("axis_value", kind="stable"))
-           for _, group in swept.groupby(keys, sort=True, observed=True)]
-    return pd.DataFrame([row for row in out if row], columns=CROSSOVER_COLUMNS)
+    swept = swept.sort_values([*SERIES_KEYS, "axis_value"], kind="stable")
+    columns = {name: swept[name].tolist() for name in SERIES_COLUMNS}
+    out = []
+    # a frame slice per series costs about a millisecond: thousands of series, seconds
+    for index in swept.groupby(SERIES_KEYS, sort=True, observed=True).indices.values():
+        series = {name: [values[i] for i in index] for name, values in columns.items()}
+        if len(set(series["axis_value"])) >= 2:
+            out.append(_crossover(series))
+    return pd.DataFrame(out, columns=CROSSOVER_COLUMNS)
 
 
-def _crossover(group: pd.DataFrame) -> dict[str, Any] | None:
-    xs, ss = group["axis_value"].to_numpy(float), group["speedup"].to_numpy(float)
-    if len(set(xs)) < 2:
-        return None
+SERIES_KEYS = ["host", "device", "workload", "variant"]
+SERIES_COLUMNS = ("host", "device", "gpu_label", "cpu_label", "workload", "series", "variant",
+                  "axis", "params", "include_transfer", "axis_value", "speedup", "cpu_row",
+                  "gpu_row", "suspect", "reasons")
+
+
+def _crossover(series: dict[str, list[Any]]) -> dict[str, Any]:
+    """The crossover of one series (its :data:`SERIES_COLUMNS`, sorted by the swept value)."""
+    xs, ss = [float(x) for x in series["axis_value"]], [float(s) for s in series["speedup"]]
     start = len(ss)
     while start > 0 and ss[start - 1] >= 1:
         start -= 1
     outcome = "gpu-always" if start == 0 else "cpu-always" if start == len(ss) else "crosses"
-    below = (float(xs[start - 1]), float(ss[start - 1])) if start > 0 else None
-    above = (float(xs[start]), float(ss[start])) if start < len(ss) else None
+    below = (xs[start - 1], ss[start - 1]) if start > 0 else None
+    above = (xs[start], ss[start]) if start < len(ss) else None
     deciding = {"crosses": [start - 1, start], "gpu-always": [0], "cpu-always": [len(ss) - 1]}
-    decided = group.iloc[deciding[outcome]]
-    first = group.iloc[0]
+    decided = deciding[outcome]
+    first = {name: values[0] for name, values in series.items()}
+    value = {"crosses": lambda: interpolate(below, above), "gpu-always": lambda: xs[0],
+             "cpu-always": lambda: math.nan}[outcome]()
     return {
-        "host": first.host, "device": first.device, "gpu_label": first.gpu_label,
-        "cpu_label": first.cpu_label, "workload": first.workload, "series": first.series,
-        "variant": first.variant, "axis": first.axis,
-        "case_params": {k: v for k, v in first.params.items() if k != first.axis},
-        "include_transfer": bool(first.include_transfer), "outcome": outcome,
-        "where": OUTCOME_WHERE[outcome],
-        "crossover": interpolate(below, above) if outcome == "crosses" else
-        (float(xs[0]) if outcome == "gpu-always" else math.nan),
-        "below": below, "above": above, "first": (float(xs[0]), float(ss[0])),
-        "last": (float(xs[-1]), float(ss[-1])),
-        "evidence": tuple(group["cpu_row"]) + tuple(group["gpu_row"]),
-        "suspect": bool(decided["suspect"].any()),
-        "reasons": tuple(dict.fromkeys(r for reasons in decided["reasons"] for r in reasons)),
+        **{name: first[name] for name in ("host", "device", "gpu_label", "cpu_label", "workload",
+                                          "series", "variant", "axis")},
+        "case_params": {k: v for k, v in first["params"].items() if k != first["axis"]},
+        "include_transfer": bool(first["include_transfer"]), "outcome": outcome,
+        "where": OUTCOME_WHERE[outcome], "crossover": value, "below": below, "above": above,
+        "first": (xs[0], ss[0]), "last": (xs[-1], ss[-1]),
+        "evidence": tuple(series["cpu_row"]) + tuple(series["gpu_row"]),
+        "suspect": any(series["suspect"][i] for i in decided),
+        "reasons": tuple(dict.fromkeys(r for i in decided for r in series["reasons"][i])),
     }  # fmt: skip
 
 

@@ -22,15 +22,15 @@ from benchsite.tables.speedups import precision_of, ratio_intervals, without
 PEAK_MARGIN = 1.05  # a gain whose whole interval lies this far beyond the peak ratio
 COLUMNS = [
     "host", "device", "device_kind", "device_model", "workload", "parameter", "value", "case",
-    "params", "speedup", "low", "high", "row_id", "baseline_row", "peak_ratio", "suspect",
-    "reasons",
+    "params", "speedup", "low", "high", "row_id", "baseline_row", "median_s",
+    "baseline_median_s", "m", "baseline_m", "peak_ratio", "suspect", "reasons",
 ]  # fmt: skip
 
 
 def effects(current_ok: pd.DataFrame, parameter: str, baseline: Any) -> pd.DataFrame:
     """Every current ok row whose ``parameter`` differs from ``baseline``, against the row of
     the same case with ``baseline`` (see the module docstring); ``case`` is the other
-    parameters as JSON."""
+    parameters as JSON; ``m``/``baseline_m`` are the two rows' metrics, to read, never change."""
     has = current_ok[current_ok["p"].map(lambda p: parameter in p).to_numpy(bool)]
     if has.empty:
         return pd.DataFrame(columns=COLUMNS)
@@ -67,6 +67,9 @@ def _table(merged: pd.DataFrame, parameter: str) -> pd.DataFrame:
         "value": merged["value"], "case": merged["case"], "params": merged["p"],
         "speedup": value, "low": low, "high": high, "row_id": merged["row_id"].astype(str),
         "baseline_row": merged["row_id_base"].astype(str), "peak_ratio": peak_ratio,
+        "median_s": merged["median_s"].astype(float),
+        "baseline_median_s": merged["median_s_base"].astype(float),
+        "m": merged["m"], "baseline_m": merged["m_base"],
         "suspect": (merged["suspect"] | merged["suspect_base"]).astype(bool),
         "reasons": [tuple(dict.fromkeys([*a, *b]))
                     for a, b in zip(merged["reasons"], merged["reasons_base"], strict=True)],

@@ -37,7 +37,8 @@ def prepare(results: pd.DataFrame) -> pd.DataFrame:
     row is suspect, as a tuple of codes) and ``suspect``."""
     frame = results.reset_index(drop=True).copy(deep=False)
     for column, target in (("params", "p"), ("metrics", "m"), ("device_info", "dev")):
-        frame[target] = _decoded(frame, column)
+        if target not in frame:  # a prepare_results plugin may have decoded it already
+            frame[target] = _decoded(frame, column)
     frame["params_obj"] = frame["p"]
     axes = frame["axis"].astype(object).where(frame["axis"].notna(), None).tolist()
     texts = frame["params"].tolist()

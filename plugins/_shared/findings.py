@@ -1,5 +1,6 @@
 """Shared helpers of the built-in analyses: reading values out of rows, building
-:class:`benchsite.Finding` records and wording numbers.
+:class:`benchsite.Finding` records (answers that cite their rows, or say plainly that the store
+cannot answer and what to run), and wording numbers.
 
 Which rows count and every derived number (speedups, crossovers, scaling curves) are defined
 once, in :mod:`benchsite.tables`; what is here only reads rows and words findings.
@@ -17,7 +18,10 @@ from typing import Any
 import pandas as pd
 
 from benchsite import Finding
-from benchsite.tables import precision_of  # noqa: F401 - re-exported: the tables define it
+from benchsite.tables import (
+    Tables,
+    precision_of,  # noqa: F401 - re-exported: the tables define it
+)
 from benchsite.tables.speedups import without  # noqa: F401 - likewise
 from benchsite.units import format_number, format_seconds
 
@@ -303,3 +307,79 @@ def bytes_text(value: float | None) -> str:
 
 def seconds_text(value: float | None) -> str:
     return format_seconds(value)
+
+
+# -- answers: FAQ, recommendations, claims ------------------------------------------------------
+
+RUN_GPU = (
+    "Run `benchsite run` on a machine with a CUDA GPU (or Apple MPS) into this store and "
+    "rebuild the site."
+)
+
+
+def answered(kind: str, key: str, title: str, answer: str, evidence: Iterable[str],
+             **fields: Any) -> Any:
+    """A FAQ/recommendation/claim finding backed by rows (evidence must not be empty)."""
+    evidence = list(evidence)
+    assert evidence, f"{kind} {key} states a measured answer without evidence"
+    return finding(kind, [key], title, answer, evidence=evidence, **fields)
+
+
+def unanswered(kind: str, key: str, title: str, why: str, what_to_run: str,
+               **fields: Any) -> Any:
+    """A finding the store cannot back: says why and what to run; rendered "not measured"."""
+    return not_measured(kind, [key], title, f"{why} {what_to_run}".strip(), **fields)
+
+
+def speedups_of(tables: Tables, kind: str | None = None) -> pd.DataFrame:
+    """The usable pairs of the speedup table (never a suspect one), optionally only
+    ``training`` or ``inference`` workloads."""
+    table = tables.speedups
+    table = table[~table["suspect"].astype(bool)]
+    if kind is None or table.empty:
+        return table
+    return table[table["workload"].map(kind_of_workload) == kind]
+
+
+def kind_of_workload(name: str) -> str:
+    """``training``, ``inference`` or ``other`` from the workload name's suffix."""
+    if name.endswith("-train") or name.startswith("ddp-"):
+        return "training"
+    if name.endswith("-infer"):
+        return "inference"
+    return "other"
+
+
+def speedup_summary(table: pd.DataFrame) -> tuple[str, list[str]]:
+    """(one sentence, bullet lines) summarising speedups per GPU: range, median, best case."""
+    sentences, lines = [], []
+    for label, group in table.groupby("gpu_label", sort=True):
+        best = group.loc[group["speedup"].idxmax()]
+        worst = group.loc[group["speedup"].idxmin()]
+        median = float(group["speedup"].median())
+        sentences.append(
+            f"the {label} is {ratio(worst.speedup)} to {ratio(best.speedup)} as fast as the "
+            f"CPU (median {ratio(median)} over {len(group)} cases)"
+        )
+        lines.append(
+            f"- {label}: best {best.workload} ({case_text(best.params)}) at "
+            f"{ratio_ci(best.speedup, best.low, best.high)}; worst {worst.workload} "
+            f"({case_text(worst.params)}) at {ratio_ci(worst.speedup, worst.low, worst.high)}."
+        )
+    lines.append(f"- Precisions compared: {', '.join(sorted(set(table['precision'])))} (the same "
+                 "on both devices in each pair); " + transfers_sentence(table) + ".")
+    return "; ".join(sentences), lines
+
+
+def transfers_sentence(table: pd.DataFrame) -> str:
+    values = set(table["include_transfer"])
+    if values == {False}:
+        return "GPU times exclude host↔device copies (data already on the GPU)"
+    if values == {True}:
+        return "GPU times include host↔device copies"
+    return "cases with host↔device copies in the GPU time are counted separately"
+
+
+def rows_of(table: pd.DataFrame) -> list[str]:
+    """The CPU and GPU row ids of a speedup table."""
+    return list(table["cpu_row"]) + list(table["gpu_row"])
