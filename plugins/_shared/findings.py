@@ -12,7 +12,7 @@ import json
 import math
 import operator
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import pandas as pd
@@ -73,10 +73,6 @@ def _load(text: Any) -> dict[str, Any]:
     return {}
 
 
-def keep(rows: pd.DataFrame, column: str, predicate: Callable[[Any], bool]) -> pd.DataFrame:
-    """The rows whose ``column`` value satisfies ``predicate`` (safe on an empty frame)."""
-    chosen = [bool(predicate(value)) for value in rows[column]] if column in rows else []
-    return rows.loc[pd.Series(chosen, index=rows.index[: len(chosen)], dtype=bool)]
 
 
 def column_groups(
@@ -103,8 +99,6 @@ def is_accelerator(kind: Any) -> bool:
     return str(kind) in ACCELERATOR_KINDS
 
 
-def samples(row: Any) -> list[float]:
-    return [float(value) for value in row.samples_s]
 
 
 def info_value(row: Any, key: str) -> Any:
