@@ -2,8 +2,9 @@
 store's numbers. Each claim gets a verdict — ``supported``, ``contradicted``, ``depends`` (and
 on what) or ``untested`` (the store has no data for it) — and the rows behind it.
 
-Verdicts read the tables (speedups, crossovers, rows) and the findings of the other analyses
-(their ``numbers``), never their code: the claims take ``tables`` and ``findings``.
+Verdicts read the tables (speedups, crossovers, technique effects, rows) and the findings of the
+other analyses (their ``numbers``), never their code: the claims take ``tables`` and
+``findings``.
 """
 
 from __future__ import annotations
@@ -16,14 +17,18 @@ from benchsite.plugins._shared.findings import (
     answered,
     bytes_text,
     case_text,
+    case_words,
     describe_crossover,
+    device_label,
     is_accelerator,
+    memory_saved,
     percent,
     ratio,
     ratio_ci,
     reasons_text,
     rows_of,
     speedups_of,
+    technique_table,
     unanswered,
 )
 
@@ -164,21 +169,22 @@ def gpu_memory_limits(tables: Tables, findings: list[Finding]) -> Finding:
     return untested("gpu-memory", claim, "Run `benchsite run -w max-batch` on a GPU machine.")
 
 
-def effects(findings: list[Finding], technique: str) -> list[dict[str, Any]]:
-    """Every usable case of ``technique`` from the technique findings' numbers, with the
-    finding's value, device and workload."""
+def effects(tables: Tables, technique: str) -> list[dict[str, Any]]:
+    """Every usable case of ``technique`` against its baseline (never a suspect one), from the
+    effects table, with the case and the device in words."""
+    table = technique_table(tables, technique)
     return [
-        {**e, "value": f.numbers.get("value"), "device": (f.scope.get("devices") or ["?"])[0],
-         "workload": f.workload, "evidence": f.evidence}
-        for f in findings if f.kind == "technique" and f.numbers.get("technique") == technique
-        for e in f.numbers.get("effects", []) if not e.get("suspect")
+        {"value": e.value, "workload": e.workload, "case": case_words(e.case),
+         "device": device_label(e), "speedup": e.speedup, "low": e.low, "high": e.high,
+         "memory_saved": memory_saved(e), "evidence": (e.baseline_row, e.row_id)}
+        for e in table.itertuples() if not e.suspect
     ]
 
 
 def _technique_claim(key: str, claim: str, technique: str, run: str,
                      only: Callable[[dict[str, Any]], bool] = lambda e: True) -> Finding:
     def check(tables: Tables, findings: list[Finding]) -> Finding:
-        found = [e for e in effects(findings, technique) if only(e)]
+        found = [e for e in effects(tables, technique) if only(e)]
         if not found:
             return untested(key, claim, run)
         faster = [e for e in found if e["low"] > 1.05]
@@ -213,9 +219,9 @@ def _summary(found: list[dict[str, Any]]) -> str:
             f"{ratio(speedups[-1])})")
 
 
-def _memory_claim(findings: list[Finding], key: str, claim: str, technique: str,
+def _memory_claim(tables: Tables, key: str, claim: str, technique: str,
                   run: str) -> Finding:
-    found = [e for e in effects(findings, technique) if e.get("memory_saved") is not None]
+    found = [e for e in effects(tables, technique) if e["memory_saved"] is not None]
     if not found:
         return untested(key, claim, run)
     saved = sorted(e["memory_saved"] for e in found)
@@ -228,13 +234,13 @@ def _memory_claim(findings: list[Finding], key: str, claim: str, technique: str,
 
 
 def checkpointing_memory(tables: Tables, findings: list[Finding]) -> Finding:
-    return _memory_claim(findings, "checkpointing-memory", "Gradient checkpointing reduces the "
+    return _memory_claim(tables, "checkpointing-memory", "Gradient checkpointing reduces the "
                          "memory footprint.", "checkpointing",
                          "Run `benchsite run -w transformer-train -w cnn-train --full`.")
 
 
 def pruning_memory(tables: Tables, findings: list[Finding]) -> Finding:
-    return _memory_claim(findings, "pruning-memory", "Model pruning reduces the memory "
+    return _memory_claim(tables, "pruning-memory", "Model pruning reduces the memory "
                          "footprint.", "sparsity", "Run `benchsite run -w mlp-infer --full`.")
 
 

@@ -12,17 +12,17 @@ get a recommendation.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
 
 from benchsite.plugins._shared.findings import (
-    PEAK_METRIC,
+    TECHNIQUES,
     answered,
-    case_text,
+    case_words,
     device_label,
     finding,
+    memory_saved,
     metric_value,
     percent,
     ratio,
@@ -30,6 +30,7 @@ from benchsite.plugins._shared.findings import (
     reasons_text,
     seconds_text,
     strength_of_ratio,
+    technique_table,
 )
 
 from benchsite import Analysis, Finding, hookimpl
@@ -37,15 +38,6 @@ from benchsite.tables import Tables
 
 WORTH_IT = 1.2  # a technique is recommended when it makes the work at least this much faster
 
-# technique parameter → (baseline value, what the technique is called)
-TECHNIQUES = {
-    "precision": ("fp32", "lower precision"),
-    "pinned": (False, "pinned (page-locked) host memory"),
-    "channels_last": (False, "channels_last memory format"),
-    "checkpointing": (False, "gradient checkpointing"),
-    "sparsity": (0.0, "magnitude pruning"),
-    "compile": (False, "torch.compile"),
-}
 
 
 @dataclass(frozen=True)
@@ -83,10 +75,8 @@ def register_analyses() -> list[Analysis]:
 def technique_effects(tables: Tables) -> list[Effect]:
     """Every technique row against its baseline, in :data:`TECHNIQUES` order."""
     out = []
-    for name, (baseline, _) in TECHNIQUES.items():
-        # a precision's gain is also held against the device's peak rates
-        table = tables.precision_gains if name == "precision" else tables.effects(name, baseline)
-        out += [effect(name, item) for item in table.itertuples()]
+    for name in TECHNIQUES:
+        out += [effect(name, item) for item in technique_table(tables, name).itertuples()]
     return out
 
 
@@ -99,16 +89,10 @@ def effect(name: str, item: Any) -> Effect:
         technique=name, value=item.value, host=str(item.host),
         device=device_label(SimpleNamespace(device=item.device, device_model=item.device_model)),
         workload=str(item.workload), case=str(item.case), speedup=item.speedup, low=item.low,
-        high=item.high, memory_saved=_memory_saved(item), compile_s=compile_s,
+        high=item.high, memory_saved=memory_saved(item), compile_s=compile_s,
         breakeven_calls=breakeven, evidence=(str(item.baseline_row), str(item.row_id)),
         reasons=tuple(item.reasons),
     )  # fmt: skip
-
-
-def _memory_saved(item: Any) -> float | None:
-    key = PEAK_METRIC.get(str(item.device_kind), "")
-    before, after = metric_value(item.baseline_m, key), metric_value(item.m, key)
-    return 1 - after / before if before and after is not None else None
 
 
 def technique_findings(tables: Tables) -> list[Finding]:
@@ -196,10 +180,7 @@ def _finding(items: list[Effect]) -> Finding:
                  "best_speedup": best.speedup, "best_ci": [best.low, best.high],
                  "memory_saved": _typical([e.memory_saved for e in items]),
                  "compile_s": _typical([e.compile_s for e in items]),
-                 "breakeven_calls": _typical([e.breakeven_calls for e in items]),
-                 "effects": [{"case": case_words(e.case), "speedup": e.speedup, "low": e.low,
-                              "high": e.high, "memory_saved": e.memory_saved,
-                              "suspect": list(e.reasons)} for e in items]},
+                 "breakeven_calls": _typical([e.breakeven_calls for e in items])},
         evidence=[row for e in items for row in e.evidence],
         scope={"hosts": [head.host], "devices": [head.device], "workloads": [head.workload]},
         strength=strength_of_ratio(best.low, best.high, len(items)),
@@ -237,8 +218,3 @@ def _table(items: list[Effect]) -> str:
         "is faster), between rows that differ only in this parameter."
     )
     return "\n".join(lines)
-
-
-def case_words(key: str) -> str:
-    """A technique effect's ``case`` key (JSON of the other parameters) in words."""
-    return case_text(json.loads(key)) or "default"

@@ -28,6 +28,15 @@ from benchsite.units import format_number, format_seconds
 ACCELERATOR_KINDS = ("cuda", "mps")
 # the memory collector's peak metric of each device kind
 PEAK_METRIC = {"cpu": "memory.cpu_peak_rss_bytes", "cuda": "memory.gpu_peak_allocated_bytes"}
+# technique parameter → (baseline value, what the technique is called)
+TECHNIQUES = {
+    "precision": ("fp32", "lower precision"),
+    "pinned": (False, "pinned (page-locked) host memory"),
+    "channels_last": (False, "channels_last memory format"),
+    "checkpointing": (False, "gradient checkpointing"),
+    "sparsity": (0.0, "magnitude pruning"),
+    "compile": (False, "torch.compile"),
+}
 
 
 # -- reading rows --------------------------------------------------------------------------------
@@ -301,6 +310,29 @@ def bytes_text(value: float | None) -> str:
 
 def seconds_text(value: float | None) -> str:
     return format_seconds(value)
+
+
+# -- techniques ----------------------------------------------------------------------------------
+
+
+def technique_table(tables: Tables, technique: str) -> pd.DataFrame:
+    """The effects of ``technique`` (a key of :data:`TECHNIQUES`) against its baseline; a
+    lower precision's also held against the device's peak rates (``beyond-peak-ratio``)."""
+    if technique == "precision":
+        return tables.precision_gains
+    return tables.effects(technique, TECHNIQUES[technique][0])
+
+
+def memory_saved(item: Any) -> float | None:
+    """The share of the baseline's peak memory an effect (a row of the effects table) saves."""
+    key = PEAK_METRIC.get(str(item.device_kind), "")
+    before, after = metric_value(item.baseline_m, key), metric_value(item.m, key)
+    return 1 - after / before if before and after is not None else None
+
+
+def case_words(key: str) -> str:
+    """An effect's ``case`` key (JSON of the other parameters) in words."""
+    return case_text(json.loads(key)) or "default"
 
 
 # -- answers: FAQ, recommendations, claims ------------------------------------------------------
