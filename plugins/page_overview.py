@@ -4,7 +4,7 @@ all measured."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pandas as pd
 from benchsite.plugins._shared.pages import (
@@ -53,6 +53,7 @@ class OverviewContext:
     recommendations: list[FindingView]
     missing_findings: str | None
     workloads: list[WorkloadSummary]
+    suspect: list[str] = field(default_factory=list)  # workloads left out of the headline, why
 
 
 
@@ -91,6 +92,7 @@ def render(site: Site) -> list[RenderedPage]:
             f"rows. {what_to_run(site)}"
         ),
         workloads=workload_summaries(site),
+        suspect=suspect_lines(site.tables.suspect_headlines),
     )
     return [site.render("overview.html", "index.html", context, "overview")]
 
@@ -109,6 +111,17 @@ def _top_findings(findings: list) -> list:
     chosen = [first_of[kind] for kind in HEADLINE_KINDS if kind in first_of][:TOP_FINDINGS]
     chosen += [f for f in ranked if all(f is not c for c in chosen)]
     return chosen[:TOP_FINDINGS]
+
+
+def suspect_lines(pairs: pd.DataFrame) -> list[str]:
+    """``lstm-infer (precision=bf16) on h200 · cuda:0 at batch = 64: 4.66×, flagged noisy``:
+    the pairs of the workloads left out of the headline because they are suspect."""
+    return [
+        f"{row.workload} ({row.variant}) on {row.series}"
+        + (f" at {row.axis} = {format_number(row.axis_value)}" if pd.notna(row.axis_value) else "")
+        + f": {row.speedup:.3g}×, flagged {', '.join(row.reasons)}"
+        for row in pairs.itertuples()
+    ]
 
 
 def headline_rows(site: Site, top: pd.DataFrame) -> list[HeadlineRow]:

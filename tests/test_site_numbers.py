@@ -98,3 +98,6 @@ def test_a_suspect_pair_is_charted_and_listed_as_suspect_but_never_a_headline(ex
     listed = f"{ratio_ci(pair.speedup, pair.low, pair.high)} (flagged {', '.join(pair.reasons)})"
     pages = [site / "findings.html", *(site / "findings").glob("speedup*.html")]
     assert any(listed in _text(path) for path in pages)
+    overview = _text(site / "index.html")
+    for left_out in tables.suspect_headlines.itertuples():  # shown, with why, not headlined
+        assert f"{left_out.speedup:.3g}×, flagged {', '.join(left_out.reasons)}" in overview

@@ -60,7 +60,9 @@ def test_a_suspect_pair_is_never_the_best_case_nor_the_headline(tmp_path):
     tables = Tables.of(_flagged(results, noisy, "noisy"))
     suspect = tables.speedups[tables.speedups["suspect"]]
     assert suspect["reasons"].tolist() == [("noisy",)]
-    assert tables.headline["axis_value"].tolist() == [16.0]  # the largest usable size
+    # no smaller size stands in for the suspect largest one: no headline, shown as suspect
+    assert tables.headline.empty
+    assert tables.suspect_headlines["axis_value"].tolist() == [256.0]
     (found,) = speedup_findings(tables)
     assert found.numbers["best_speedup"] == pytest.approx(16.0)
     assert "Suspect, not used above — batch 256: 256×" in found.explanation

@@ -16,7 +16,8 @@ recomputes a number defined here.
 - :attr:`Tables.speedups`: accelerator-over-CPU speedup of every pair, with its block-bootstrap
   95% interval (:mod:`benchsite.tables.speedups`).
 - :attr:`Tables.crossovers`: where the accelerator starts to win, with and without copies.
-- :attr:`Tables.headline`: one speedup per workload and accelerator (never a suspect pair).
+- :attr:`Tables.headline`: one speedup per workload and accelerator (never a suspect pair);
+  :attr:`Tables.suspect_headlines`: the workloads whose largest size is all suspect.
 - :meth:`Tables.scaling`: throughput curves along batch, threads or world size.
 - :meth:`Tables.effects`: one parameter changed against its baseline (a technique).
 - :attr:`Tables.precision_gains`: lower precision over fp32 on the same device.
@@ -85,6 +86,10 @@ class Tables:
     @functools.cached_property
     def headline(self) -> pd.DataFrame:
         return curves.headline(self.speedups)
+
+    @functools.cached_property
+    def suspect_headlines(self) -> pd.DataFrame:
+        return curves.suspect_headlines(self.speedups)
 
     @functools.cached_property
     def precision_gains(self) -> pd.DataFrame:

@@ -89,22 +89,40 @@ def interpolate(below: tuple[float, float] | None, above: tuple[float, float] | 
 
 
 def headline(speedups: pd.DataFrame) -> pd.DataFrame:
-    """One speedup per workload and accelerator, from usable pairs timed without copies (a
-    suspect pair is never a headline): at the largest axis value measured on both, and where
-    several variants (precisions, ...) were measured, the one with the median speedup."""
-    usable = speedups[~speedups["suspect"] & ~speedups["include_transfer"]]
-    usable = usable[usable["speedup"].notna()]
+    """One speedup per workload and accelerator, from pairs timed without copies: at the largest
+    axis value each variant measured on both, and where several variants (precisions, ...) were
+    measured, the one with the median speedup among the usable ones. A suspect pair is never a
+    headline, and a smaller size never stands in for it: a workload whose every variant is
+    suspect at its largest size has no headline (see :func:`suspect_headlines`)."""
+    at_largest = _at_largest(speedups)
+    usable = at_largest[~at_largest["suspect"].astype(bool)]
     if usable.empty:
         return usable
-    top = usable["axis_value"].fillna(-1)
-    groups = [usable["series"], usable["workload"], usable["variant"]]
-    chosen = usable[top == top.groupby(groups).transform("max")]
-    chosen = chosen.sort_values("speedup", kind="stable")
+    chosen = usable.sort_values("speedup", kind="stable")
     ranks = chosen.groupby(["series", "workload"]).cumcount()
     sizes = chosen.groupby(["series", "workload"])["speedup"].transform("size")
     return chosen[ranks == (sizes - 1) // 2].sort_values(["workload", "series"]).reset_index(
         drop=True
     )
+
+
+def suspect_headlines(speedups: pd.DataFrame) -> pd.DataFrame:
+    """The pairs at the largest size of the workloads (per accelerator) that have no headline
+    because every one of them is suspect, with their reasons: shown as suspect, not headlined."""
+    at_largest = _at_largest(speedups)
+    flagged = at_largest.groupby(["series", "workload"])["suspect"].transform("all")
+    return at_largest[flagged.astype(bool)].sort_values(["workload", "series"]).reset_index(
+        drop=True
+    )
+
+
+def _at_largest(speedups: pd.DataFrame) -> pd.DataFrame:
+    pairs = speedups[~speedups["include_transfer"].astype(bool) & speedups["speedup"].notna()]
+    if pairs.empty:
+        return pairs
+    top = pairs["axis_value"].fillna(-1)
+    groups = [pairs["series"], pairs["workload"], pairs["variant"]]
+    return pairs[top == top.groupby(groups).transform("max")]
 
 
 # -- scaling -------------------------------------------------------------------------------------
