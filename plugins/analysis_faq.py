@@ -21,10 +21,12 @@ from benchsite.plugins._shared.findings import (
     faster,
     info_value,
     number_text,
+    ratio,
     reasons_text,
     rows_of,
     speedup_summary,
     speedups_of,
+    technique_label,
     unanswered,
     with_case,
 )
@@ -255,7 +257,25 @@ def techniques(tables: Tables, findings: list[Finding]) -> Finding:
                           "without a technique.", "Run `benchsite run --full`.", question=q)
     return answered(KIND, "techniques", q, "Each technique's effect depends on the device; "
                     "measured effects against the same case without it:", _evidence(found),
-                    explanation=_lines(found), question=q)
+                    explanation="\n".join(_technique_lines(found)), question=q)
+
+
+def _technique_lines(found: list[Finding]) -> list[str]:
+    """One line per technique and device: the typical effect over its workloads (the findings'
+    ``median_speedup``), not one line per workload."""
+    groups: dict[tuple[str, str, str], list[Finding]] = {}
+    for f in found:
+        key = (f.numbers["technique"], str(f.numbers["value"]), (f.scope["devices"] or [""])[0])
+        groups.setdefault(key, []).append(f)
+    lines = []
+    for (technique, _, device), items in groups.items():
+        gains = sorted(f.numbers["median_speedup"] for f in items)
+        typical = gains[len(gains) // 2]
+        span = f"; from {ratio(gains[0])} to {ratio(gains[-1])}" if len(gains) > 1 else ""
+        lines.append(f"- {technique_label(technique, items[0].numbers['value'])} on the "
+                     f"{device}: {faster(typical)} (typical case of {len(items)} "
+                     f"workload{'s' if len(items) > 1 else ''}{span}).")
+    return lines
 
 
 def when_cpu(tables: Tables, findings: list[Finding]) -> Finding:

@@ -30,6 +30,7 @@ from benchsite.plugins._shared.findings import (
     reasons_text,
     seconds_text,
     strength_of_ratio,
+    technique_label,
     technique_table,
 )
 
@@ -114,7 +115,7 @@ def technique_advice(items: list[Effect]) -> Finding | None:
     memory = [e.memory_saved for e in usable if e.memory_saved is not None]
     evidence = [r for e in usable for r in e.evidence]
     if best.low >= WORTH_IT:
-        name = label(head.technique, best.value)
+        name = technique_label(head.technique, best.value)
         return answered(
             "recommendation", f"technique-{head.technique}-{best.value}-{head.device}-"
             f"{head.workload}", f"{head.workload}: use {name} on the {head.device}",
@@ -133,16 +134,6 @@ def technique_advice(items: list[Effect]) -> Finding | None:
     return None
 
 
-def label(technique: str, value: Any) -> str:
-    """``bf16 instead of fp32``, ``torch.compile``."""
-    baseline, name = TECHNIQUES[technique]
-    if technique == "precision":
-        return f"{value} instead of {baseline}"
-    if technique == "sparsity":
-        return f"{name} to {float(value) * 100:.0f}% sparsity"
-    return name
-
-
 def summary(items: list[Effect]) -> str:
     """The typical effect over the cases, e.g. ``1.9× faster (median of 4 cases, 1.5×–2.3×)``."""
     speedups = sorted(e.speedup for e in items)
@@ -159,7 +150,7 @@ def summary(items: list[Effect]) -> str:
 
 def _finding(items: list[Effect]) -> Finding:
     head = items[0]
-    name = label(head.technique, head.value)
+    name = technique_label(head.technique, head.value)
     answer = f"On the {head.device} ({head.host}), {name} makes {head.workload} {summary(items)}."
     extra = _extras(items)
     if extra:

@@ -323,6 +323,16 @@ def technique_table(tables: Tables, technique: str) -> pd.DataFrame:
     return tables.effects(technique, TECHNIQUES[technique][0])
 
 
+def technique_label(technique: str, value: Any) -> str:
+    """``bf16 instead of fp32``, ``torch.compile``."""
+    baseline, name = TECHNIQUES[technique]
+    if technique == "precision":
+        return f"{value} instead of {baseline}"
+    if technique == "sparsity":
+        return f"{name} to {float(value) * 100:.0f}% sparsity"
+    return name
+
+
 def memory_saved(item: Any) -> float | None:
     """The share of the baseline's peak memory an effect (a row of the effects table) saves."""
     key = PEAK_METRIC.get(str(item.device_kind), "")
