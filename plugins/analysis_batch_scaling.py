@@ -3,7 +3,8 @@
 A bigger batch keeps a GPU's thousands of lanes busy, until it does not. For each series of
 cases that differ only in ``batch``, the saturation point is the first measured batch after
 which throughput grows by less than 10% to the next measured batch: beyond it, a larger batch
-buys mostly latency and memory. The finding gives the items/s there on each device.
+buys mostly latency and memory. The finding gives the items/s there on each device, and a
+recommendation names that batch. The curves are :meth:`benchsite.tables.Tables.scaling`.
 """
 
 from __future__ import annotations
@@ -11,18 +12,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pandas as pd
-from benchsite.plugins._charts import line_chart
-from benchsite.plugins._findings import (
+from benchsite.plugins._shared.charts import line_chart
+from benchsite.plugins._shared.findings import (
+    answered,
     case_text,
     device_label,
     finding,
-    latest_ok,
-    per_frame,
     percent,
     with_case,
 )
 
 from benchsite import Analysis, Finding, hookimpl
+from benchsite.tables import Tables
 from benchsite.units import format_number
 
 GROWTH = 0.10
@@ -55,15 +56,13 @@ def register_analyses() -> list[Analysis]:
     ]
 
 
-def saturation_table(results: pd.DataFrame) -> list[Saturation]:
-    return per_frame("saturation", results, lambda: _build(results))
-
-
-def _build(results: pd.DataFrame) -> list[Saturation]:
-    rows = latest_ok(results)
-    if rows.empty:
+def saturation_table(tables: Tables) -> list[Saturation]:
+    curve = tables.scaling("batch")
+    curve = curve[curve["rate_unit"] == "items/s"]
+    if curve.empty:
         return []
-    rows = rows[(rows["axis"] == "batch") & rows["items_per_s"].notna()]
+    extra = tables.ok.set_index("row_id")[["p", "device_model"]]
+    rows = curve.join(extra, on="row_id").rename(columns={"x": "axis_value", "rate": "items_per_s"})
     rows = rows.assign(
         series=[case_text(p, skip=["batch"]) for p in rows["p"]],
         label=[device_label(r) for r in rows.itertuples()],
@@ -89,11 +88,26 @@ def saturation(series: pd.DataFrame) -> Saturation:
     )  # fmt: skip
 
 
-def batch_scaling_findings(results: pd.DataFrame) -> list[Finding]:
+def batch_scaling_findings(tables: Tables) -> list[Finding]:
+    saturations = saturation_table(tables)
     grouped: dict[tuple[str, str, str], list[Saturation]] = {}
-    for item in saturation_table(results):
+    for item in saturations:
         grouped.setdefault((item.host, item.workload, item.case), []).append(item)
-    return [_finding(items) for items in grouped.values()]
+    advice = [batch_advice(s) for s in saturations if s.batch is not None]
+    return [_finding(items) for items in grouped.values()] + advice
+
+
+def batch_advice(s: Saturation) -> Finding:
+    """A recommendation: the batch beyond which throughput stops growing on one device."""
+    return answered(
+        "recommendation", f"batch-{s.host}-{s.device}-{s.workload}-{s.case}",
+        f"{s.workload}: batch size on the {s.device}",
+        f"On the {s.device}, use batch {s.batch:.0f} for {with_case(s.workload, s.case)}: "
+        f"larger batches add less than {percent(GROWTH)} throughput "
+        "per step and only cost memory and latency.", s.evidence, workload=s.workload,
+        explanation="Limit: only the measured batch sizes were tried; a batch between two "
+        "measured ones may do as well.",
+    )
 
 
 def describe(s: Saturation) -> str:

@@ -1,34 +1,39 @@
 """Claims checked: what a typical "PyTorch CPU vs GPU" article asserts, held against this
 store's numbers. Each claim gets a verdict — ``supported``, ``contradicted``, ``depends`` (and
 on what) or ``untested`` (the store has no data for it) — and the rows behind it.
+
+Verdicts read the tables (speedups, crossovers, technique effects, rows) and the findings of the
+other analyses (their ``numbers``), never their code: the claims take ``tables`` and
+``findings``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
-import pandas as pd
-from benchsite.plugins import (
-    analysis_cpu_threads,
-    analysis_crossover,
-    analysis_memory,
-    analysis_multi_gpu,
-    analysis_techniques,
-)
-from benchsite.plugins._answers import RUN_GPU, answered, rows_of, speedups_of, unanswered
-from benchsite.plugins._findings import (
-    SHARED_TABLES,
+from benchsite.plugins._shared.findings import (
+    RUN_GPU,
+    answered,
     bytes_text,
     case_text,
+    case_words,
+    describe_crossover,
+    device_label,
     is_accelerator,
-    latest_ok,
+    memory_saved,
     percent,
     ratio,
     ratio_ci,
-    with_case,
+    reasons_text,
+    rows_of,
+    speedups_of,
+    technique_table,
+    unanswered,
 )
 
 from benchsite import Analysis, Finding, hookimpl
+from benchsite.tables import Tables
 
 KIND = "claim"
 DATA_PARALLEL = ("ddp-train", "fsdp-train")
@@ -42,13 +47,12 @@ def register_analyses() -> list[Analysis]:
             name="claims",
             description="Claims of a typical CPU-vs-GPU article, with verdicts from the data.",
             analyze=claim_findings,
-            group=SHARED_TABLES,
         )
     ]
 
 
-def claim_findings(results: pd.DataFrame) -> list[Finding]:
-    return [check(results) for check in CLAIMS]
+def claim_findings(tables: Tables, findings: list[Finding]) -> list[Finding]:
+    return [check(tables, findings) for check in CLAIMS]
 
 
 def verdict(key: str, claim: str, verdict_: str, answer: str, evidence: list[str],
@@ -62,9 +66,9 @@ def untested(key: str, claim: str, what_to_run: str) -> Finding:
                       what_to_run, verdict="untested", question=claim)
 
 
-def up_to_50x(results: pd.DataFrame) -> Finding:
+def up_to_50x(tables: Tables, findings: list[Finding]) -> Finding:
     claim = "GPUs can be up to 50× faster than CPUs."
-    table = speedups_of(results)
+    table = speedups_of(tables)
     if table.empty:
         return untested("up-to-50x", claim, RUN_GPU)
     best = table.loc[table["speedup"].idxmax()]
@@ -83,14 +87,17 @@ def up_to_50x(results: pd.DataFrame) -> Finding:
                    "dense ones gain most. Precisions are the same on both sides of each pair.")
 
 
-def cpu_for_small(results: pd.DataFrame) -> Finding:
+def cpu_for_small(tables: Tables, findings: list[Finding]) -> Finding:
     claim = "CPUs are better for small models and small batches."
-    items = [c for c in analysis_crossover.crossover_table(results) if not c.include_transfer]
+    swept = [c for c in tables.crossovers.itertuples() if not c.include_transfer]
+    items = [c for c in swept if not c.suspect]
     if not items:
         return untested("cpu-small", claim, RUN_GPU)
     cpu_first = [c for c in items if c.outcome in ("crosses", "cpu-always")]
     evidence = [r for c in items for r in c.evidence]
-    lines = "\n".join(f"- {analysis_crossover.describe(c)}" for c in items)
+    lines = "\n".join(f"- {describe_crossover(c)}" for c in items)
+    lines += "".join(f"\n- Suspect, not counted ({reasons_text(c.reasons)}): "
+                     f"{describe_crossover(c)}" for c in swept if c.suspect)
     if len(cpu_first) == len(items):
         return verdict("cpu-small", claim, "supported", "in every swept workload the CPU wins at "
                        "the smallest measured size.", evidence, lines)
@@ -102,85 +109,123 @@ def cpu_for_small(results: pd.DataFrame) -> Finding:
                    f"{names}, but not of the others.", evidence, lines)
 
 
-def cpu_no_memory_limit(results: pd.DataFrame) -> Finding:
+def max_batches(findings: list[Finding]) -> list[dict[str, Any]]:
+    """Every device's largest batch, from the max-batch findings' numbers (with its host,
+    case and label)."""
+    return [
+        {**values, "label": label, "host": (f.scope.get("hosts") or ["?"])[0],
+         "case": f.numbers.get("case", "")}
+        for f in findings if f.kind == "memory" and "devices" in f.numbers
+        for label, values in f.numbers["devices"].items()
+    ]
+
+
+def _memory_findings(findings: list[Finding]) -> list[Finding]:
+    return [f for f in findings if f.kind == "memory" and "devices" in f.numbers]
+
+
+def _compared(findings: list[Finding]) -> str:
+    return " ".join(f.numbers["verdict"] for f in _memory_findings(findings)
+                    if f.numbers.get("compared"))
+
+
+def _memory_rows(findings: list[Finding]) -> list[str]:
+    return [r for f in _memory_findings(findings) for r in f.evidence]
+
+
+def cpu_no_memory_limit(tables: Tables, findings: list[Finding]) -> Finding:
     claim = "CPUs have no memory limitations."
-    table = analysis_memory.max_batches(results)
-    cpu = table[table["device_kind"] == "cpu"] if len(table) else table
-    rows = latest_ok(results)
-    if cpu.empty:
-        if rows.empty:
-            return untested("cpu-memory", claim, "Run `benchsite run -w max-batch`.")
-        ram = rows[rows["device_kind"] == "cpu"]
-        if ram.empty:
-            return untested("cpu-memory", claim, "Run `benchsite run -w max-batch`.")
-        row = ram.iloc[-1]
-        size = (row.dev or {}).get("memory_bytes")
+    cpu = [d for d in max_batches(findings) if d["device_kind"] == "cpu"]
+    if not cpu:
+        ram = tables.ok[tables.ok["device_kind"] == "cpu"]
+        size = (ram.iloc[-1].dev or {}).get("memory_bytes") if len(ram) else None
         if not size:
             return untested("cpu-memory", claim, "Run `benchsite run -w max-batch`.")
+        row = ram.iloc[-1]
         return verdict("cpu-memory", claim, "contradicted", f"the CPU of {row.host} has "
                        f"{size / 2**30:.0f} GiB of RAM, shared with everything else it runs.",
                        [str(row.row_id)])
-    parts = "; ".join(f"{r.max_batch:,.0f} on the {r.label} ({r.host}, {r.case})"
-                      for r in cpu.itertuples())
+    parts = "; ".join(f"{d['max_batch']:,.0f} on the {d['label']} ({d['host']}, {d['case']})"
+                      for d in cpu)
     return verdict("cpu-memory", claim, "contradicted", f"the CPU's memory is finite too — the "
-                   f"largest training batch found: {parts}. "
-                   + " ".join(analysis_memory.compared_verdicts(table)),
-                   list(table["row_id"]))
+                   f"largest training batch found: {parts}. " + _compared(findings),
+                   _memory_rows(findings))
 
 
-def gpu_memory_limits(results: pd.DataFrame) -> Finding:
+def gpu_memory_limits(tables: Tables, findings: list[Finding]) -> Finding:
     claim = "GPU memory constraints can limit the size of models that can be trained."
-    table = analysis_memory.max_batches(results)
-    gpu = table[table["device_kind"] != "cpu"] if len(table) else table
-    ooms = analysis_memory.oom_rows(results)
-    if len(gpu):  # the max-batch search ends where the GPU's memory does
-        parts = "; ".join(f"{r.max_batch:,.0f} on the {r.label} ({bytes_text(r.ram)}, {r.case})"
-                          for r in gpu.itertuples())
+    gpu = [d for d in max_batches(findings) if d["device_kind"] != "cpu"]
+    current = tables.current
+    ooms = list(current["row_id"][current["status"] == "oom"])
+    if gpu:  # the max-batch search ends where the GPU's memory does
+        parts = "; ".join(f"{d['max_batch']:,.0f} on the {d['label']} "
+                          f"({bytes_text(d['memory_bytes'])}, {d['case']})" for d in gpu)
         return verdict("gpu-memory", claim, "supported", f"the batch stops where GPU memory "
-                       f"does: at most {parts}. "
-                       + " ".join(analysis_memory.compared_verdicts(table)),
-                       list(table["row_id"]) + ooms)
+                       f"does: at most {parts}. " + _compared(findings),
+                       _memory_rows(findings) + ooms)
     if ooms:
         return verdict("gpu-memory", claim, "supported", f"{len(ooms)} case(s) ran out of "
                        "memory (their newest run).", ooms)
     return untested("gpu-memory", claim, "Run `benchsite run -w max-batch` on a GPU machine.")
 
 
+def effects(tables: Tables, technique: str) -> list[dict[str, Any]]:
+    """Every usable case of ``technique`` against its baseline (never a suspect one), from the
+    effects table, with the case and the device in words."""
+    table = technique_table(tables, technique)
+    return [
+        {"value": e.value, "workload": e.workload, "case": case_words(e.case),
+         "device": device_label(e), "speedup": e.speedup, "low": e.low, "high": e.high,
+         "memory_saved": memory_saved(e), "evidence": (e.baseline_row, e.row_id)}
+        for e in table.itertuples() if not e.suspect
+    ]
+
+
 def _technique_claim(key: str, claim: str, technique: str, run: str,
-                     only: Callable[[object], bool] = lambda e: True) -> Finding:
-    def check(results: pd.DataFrame) -> Finding:
-        effects = [e for e in analysis_techniques.technique_effects(results)
-                   if e.technique == technique and only(e)]
-        if not effects:
+                     only: Callable[[dict[str, Any]], bool] = lambda e: True) -> Finding:
+    def check(tables: Tables, findings: list[Finding]) -> Finding:
+        found = [e for e in effects(tables, technique) if only(e)]
+        if not found:
             return untested(key, claim, run)
-        faster = [e for e in effects if e.low > 1.05]
-        slower = [e for e in effects if e.high < 0.95]
-        evidence = [r for e in effects for r in e.evidence]
-        lines = "\n".join(f"- {with_case(e.workload, analysis_techniques.case_words(e.case))} on the "
-                          f"{e.device}: {ratio_ci(e.speedup, e.low, e.high)}" for e in effects)
-        if len(faster) == len(effects):
-            return verdict(key, claim, "supported", f"faster in all {len(effects)} measured "
-                           f"cases ({analysis_techniques.summary(effects)}).", evidence, lines)
+        faster = [e for e in found if e["low"] > 1.05]
+        slower = [e for e in found if e["high"] < 0.95]
+        evidence = sorted({r for e in found for r in e["evidence"]})
+        lines = "\n".join(f"- {e['workload']} ({e['case']}) on the {e['device']}: "
+                          f"{ratio_ci(e['speedup'], e['low'], e['high'])}" for e in found)
+        if len(faster) == len(found):
+            return verdict(key, claim, "supported", f"faster in all {len(found)} measured "
+                           f"cases ({_summary(found)}).", evidence, lines)
         if not faster:
-            where = ", ".join(sorted({e.device for e in effects}))
-            return verdict(key, claim, "contradicted", f"faster in none of {len(effects)} "
+            where = ", ".join(sorted({e["device"] for e in found}))
+            return verdict(key, claim, "contradicted", f"faster in none of {len(found)} "
                            f"measured cases on {where} ({len(slower)} clearly slower).",
                            evidence, lines)
-        devices = ", ".join(sorted({e.device for e in faster}))
+        devices = ", ".join(sorted({e["device"] for e in faster}))
         return verdict(key, claim, "depends", f"on the device and case: faster in "
-                       f"{len(faster)} of {len(effects)} cases (on {devices}).", evidence, lines)
+                       f"{len(faster)} of {len(found)} cases (on {devices}).", evidence, lines)
 
     return check  # type: ignore[return-value]
 
 
-def _memory_claim(results: pd.DataFrame, key: str, claim: str, technique: str,
+def _summary(found: list[dict[str, Any]]) -> str:
+    """The typical effect over the cases: ``1.9× faster (median of 4 cases, 1.5× to 2.3×)``."""
+    speedups = sorted(e["speedup"] for e in found)
+    mid = speedups[len(speedups) // 2]
+    direction = f"{ratio(mid)} faster" if mid >= 1 else f"{ratio(1 / mid)} slower"
+    if len(found) == 1:
+        e = found[0]
+        return f"{direction} ({ratio_ci(e['speedup'], e['low'], e['high'])} speed ratio)"
+    return (f"{direction} (median of {len(found)} cases; from {ratio(speedups[0])} to "
+            f"{ratio(speedups[-1])})")
+
+
+def _memory_claim(tables: Tables, key: str, claim: str, technique: str,
                   run: str) -> Finding:
-    effects = [e for e in analysis_techniques.technique_effects(results)
-               if e.technique == technique and e.memory_saved is not None]
-    if not effects:
+    found = [e for e in effects(tables, technique) if e["memory_saved"] is not None]
+    if not found:
         return untested(key, claim, run)
-    saved = sorted(e.memory_saved for e in effects)
-    evidence = [r for e in effects for r in e.evidence]
+    saved = sorted(e["memory_saved"] for e in found)
+    evidence = sorted({r for e in found for r in e["evidence"]})
     mid = saved[len(saved) // 2]
     v = "supported" if saved[0] > 0.05 else "contradicted" if saved[-1] <= 0.05 else "depends"
     return verdict(key, claim, v, f"peak memory changes by {percent(-mid)} in the typical case "
@@ -188,26 +233,27 @@ def _memory_claim(results: pd.DataFrame, key: str, claim: str, technique: str,
                    evidence)
 
 
-def checkpointing_memory(results: pd.DataFrame) -> Finding:
-    return _memory_claim(results, "checkpointing-memory", "Gradient checkpointing reduces the "
+def checkpointing_memory(tables: Tables, findings: list[Finding]) -> Finding:
+    return _memory_claim(tables, "checkpointing-memory", "Gradient checkpointing reduces the "
                          "memory footprint.", "checkpointing",
                          "Run `benchsite run -w transformer-train -w cnn-train --full`.")
 
 
-def pruning_memory(results: pd.DataFrame) -> Finding:
-    return _memory_claim(results, "pruning-memory", "Model pruning reduces the memory "
+def pruning_memory(tables: Tables, findings: list[Finding]) -> Finding:
+    return _memory_claim(tables, "pruning-memory", "Model pruning reduces the memory "
                          "footprint.", "sparsity", "Run `benchsite run -w mlp-infer --full`.")
 
 
-def cpu_threads_limited(results: pd.DataFrame) -> Finding:
+def cpu_threads_limited(tables: Tables, findings: list[Finding]) -> Finding:
     claim = "Parallelizing on the CPU brings less than on the GPU: CPU thread scaling is limited."
-    curves = analysis_cpu_threads.thread_curves(results)
+    curves = [f for f in findings if f.kind == "cpu-threads" and f.evidence]
     if not curves:
         return untested("cpu-threads", claim, "Run `benchsite run -w cpu-threads`.")
-    flat = [c for c in curves if not analysis_cpu_threads.scales(c)]
-    evidence = [r for c in curves for r in c["row_id"]]
-    lines = "\n".join(f"- {c.iloc[-1].series}: {ratio(c.iloc[-1].speedup)} on "
-                      f"{int(c.iloc[-1].threads_param)} threads" for c in curves)
+    flat = [f for f in curves if not f.numbers.get("scales")]
+    evidence = [r for f in curves for r in f.evidence]
+    lines = "\n".join(f"- {f.title.removeprefix('CPU thread scaling: ')}: "
+                      f"{ratio(f.numbers['speedup'])} on {f.numbers['threads']} threads"
+                      for f in curves)
     if len(flat) == len(curves):
         return verdict("cpu-threads", claim, "supported", "no measured op reaches half of "
                        "linear scaling on all threads.", evidence, lines)
@@ -218,10 +264,11 @@ def cpu_threads_limited(results: pd.DataFrame) -> Finding:
                    "do not scale (see the CPU threads findings for why).", evidence, lines)
 
 
-def data_parallel(results: pd.DataFrame) -> Finding:
+def data_parallel(tables: Tables, findings: list[Finding]) -> Finding:
     claim = "Data parallelism over several GPUs accelerates training."
-    found = [f for f in analysis_multi_gpu.multi_gpu_findings(results)
-             if f.evidence and "efficiency" in f.numbers and f.workload in DATA_PARALLEL
+    found = [f for f in findings
+             if f.kind == "multi-gpu" and f.evidence and "efficiency" in f.numbers
+             and f.workload in DATA_PARALLEL
              and is_accelerator(f.numbers.get("device_kind"))]  # gloo ranks share one CPU
     if not found:
         return untested("data-parallel", claim, "Run `benchsite run -w ddp-train` on a machine "
@@ -242,9 +289,9 @@ def _gain_at_most_devices(found: Finding) -> float:
     return devices * efficiency
 
 
-def not_all_ops(results: pd.DataFrame) -> Finding:
+def not_all_ops(tables: Tables, findings: list[Finding]) -> Finding:
     claim = "Not all operations are well suited for GPU acceleration."
-    table = speedups_of(results)
+    table = speedups_of(tables)
     if table.empty:
         return untested("not-all-ops", claim, RUN_GPU)
     slow = table[table["high"] < 1]
@@ -256,12 +303,12 @@ def not_all_ops(results: pd.DataFrame) -> Finding:
                    f"{len(table)} measured cases ({names}).", rows_of(slow))
 
 
-CLAIMS: list[Callable[[pd.DataFrame], Finding]] = [
+CLAIMS: list[Callable[[Tables, list[Finding]], Finding]] = [
     up_to_50x, cpu_for_small, cpu_no_memory_limit, gpu_memory_limits,
     _technique_claim("pinned", "Pinned memory speeds up host↔device transfers.", "pinned",
                      "Run `benchsite run -w transfer` on a GPU machine."),
     _technique_claim("mixed-precision", "Mixed precision (bf16/fp16) makes training faster.",
                      "precision", "Run `benchsite run -w mlp-train -w transformer-train --full`.",
-                     only=lambda e: e.value in ("bf16", "fp16") and e.workload.endswith("-train")),
+                     only=lambda e: e["value"] in ("bf16", "fp16") and str(e["workload"]).endswith("-train")),
     checkpointing_memory, pruning_memory, cpu_threads_limited, data_parallel, not_all_ops,
 ]

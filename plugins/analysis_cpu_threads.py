@@ -1,10 +1,12 @@
 """Does my CPU use all its cores? Speedup and parallel efficiency against thread count.
 
-From the ``cpu-threads`` workload (each op at 1, 2, 4, … threads): speedup(t) = T(1) / T(t)
-and parallel efficiency = speedup / t. When the speedup at the most threads stays below half
+From the ``cpu-threads`` workload (each op at 1, 2, 4, … threads), along the thread scaling
+curve of :meth:`benchsite.tables.Tables.scaling`: speedup(t) = T(1) / T(t) and parallel
+efficiency = speedup / t (a point above it by far is suspect there, and said so here). When the speedup at the most threads stays below half
 the thread count, the CPU does not scale and the finding says the likely reason: the process
 may use fewer cores than the machine has (CPU affinity or a container's cgroup quota), the
-op is memory-bound (few FLOPs per byte), or the work per thread is too small.
+op is memory-bound (few FLOPs per byte), or the work per thread is too small. Where the CPU
+does not scale, a recommendation says how many threads to use.
 """
 
 from __future__ import annotations
@@ -12,18 +14,19 @@ from __future__ import annotations
 from typing import Any
 
 import pandas as pd
-from benchsite.plugins._charts import line_chart
-from benchsite.plugins._findings import (
+from benchsite.plugins._shared.charts import line_chart
+from benchsite.plugins._shared.findings import (
+    answered,
     case_text,
     finding,
     info_value,
-    keep,
-    latest_ok,
     percent,
     ratio,
+    reasons_text,
 )
 
 from benchsite import Analysis, Finding, hookimpl
+from benchsite.tables import Tables
 
 WORKLOAD = "cpu-threads"
 SCALING_EFFICIENCY = 0.5
@@ -41,33 +44,29 @@ def register_analyses() -> list[Analysis]:
     ]
 
 
-def thread_curves(results: pd.DataFrame) -> list[pd.DataFrame]:
-    """One frame per (host, op, other params): threads, median, speedup, efficiency, rows."""
-    rows = latest_ok(results)
-    if rows.empty:
+def thread_curves(tables: Tables) -> list[pd.DataFrame]:
+    """One frame per (host, op, other params) of the thread scaling curve, starting at one
+    thread: threads_param, median_s, speedup, efficiency, suspect, reasons and the row's
+    columns (device info, FLOPs, bytes)."""
+    curve = tables.scaling("threads")
+    curve = curve[(curve["workload"] == WORKLOAD) & (curve["device_kind"] == "cpu")]
+    if curve.empty:
         return []
-    rows = rows[(rows["workload"] == WORKLOAD) & (rows["device_kind"] == "cpu")]
-    rows = keep(rows, "p", lambda p: "threads" in p)
-    if rows.empty:
-        return []
-    rows = rows.assign(
-        threads_param=rows["p"].map(lambda p: int(p["threads"])),
-        series=rows["p"].map(lambda p: case_text(p, skip=["threads"])),
-    )
+    extra = tables.ok.set_index("row_id")[["p", "dev", "device_model", "flops", "bytes"]]
+    rows = curve.join(extra, on="row_id").assign(
+        threads_param=lambda f: f["x"].astype(int), speedup=lambda f: f["gain"])
+    rows["series"] = rows["p"].map(lambda p: case_text(p, skip=["threads"]))
     curves = []
-    for _, curve in rows.groupby(["host", "series"], sort=True):
-        curve = curve.sort_values("threads_param")
-        if curve["threads_param"].iloc[0] == 1 and len(curve) >= 2:
-            base = float(curve["median_s"].iloc[0])
-            speedup = base / curve["median_s"].astype(float)
-            curves.append(
-                curve.assign(speedup=speedup, efficiency=speedup / curve["threads_param"])
-            )
-    return curves
+    for _, one in rows.groupby(["host", "variant"], sort=True):
+        if one["threads_param"].iloc[0] == 1 and len(one) >= 2:
+            curves.append(one.reset_index(drop=True))
+    return sorted(curves, key=lambda c: (c["host"].iloc[0], c["series"].iloc[0]))
 
 
-def cpu_thread_findings(results: pd.DataFrame) -> list[Finding]:
-    return [curve_finding(curve) for curve in thread_curves(results)]
+def cpu_thread_findings(tables: Tables) -> list[Finding]:
+    curves = thread_curves(tables)
+    advice = [thread_advice(curve) for curve in curves if not scales(curve)]
+    return [curve_finding(curve) for curve in curves] + advice
 
 
 def scales(curve: pd.DataFrame) -> bool:
@@ -88,6 +87,10 @@ def curve_finding(curve: pd.DataFrame) -> Finding:
     else:
         reason = why_not_scaling(top, best)
         answer += f": it does not scale. Likely reason: {reason}"
+    flagged = curve[curve["suspect"]]
+    if len(flagged):
+        answer += (f" Suspect points: {', '.join(str(t) for t in flagged['threads_param'])} "
+                   f"threads ({reasons_text(_reasons(flagged))}).")
     data = curve[["threads_param", "speedup"]].rename(columns={"threads_param": "threads"})
     return finding(
         "cpu-threads",
@@ -114,6 +117,25 @@ def curve_finding(curve: pd.DataFrame) -> Finding:
         strength="moderate" if len(curve) >= 3 else "weak",
         chart=line_chart(data, "threads", "speedup", "Speedup vs threads", log_x=False),
         workload=WORKLOAD,
+    )
+
+
+def _reasons(rows: pd.DataFrame) -> list[str]:
+    return list(dict.fromkeys(r for reasons in rows["reasons"] for r in reasons))
+
+
+def _threads(count: int) -> str:
+    return "1 thread" if count == 1 else f"{count} threads"
+
+
+def thread_advice(curve: pd.DataFrame) -> Finding:
+    """A recommendation where the CPU does not scale: how many threads, and why not more."""
+    top, best = curve.iloc[-1], curve.loc[curve["speedup"].idxmax()]
+    return answered(
+        "recommendation", f"threads-{top.host}-{top.series}", f"CPU threads for {top.series}",
+        f"Use about {_threads(int(best.threads_param))} for {top.series} on {top.host}: more "
+        f"add nothing ({ratio(top.speedup)} at {int(top.threads_param)} threads). "
+        f"Why: {why_not_scaling(top, best)}", curve["row_id"], workload=WORKLOAD,
     )
 
 

@@ -12,9 +12,10 @@ from __future__ import annotations
 from typing import Any
 
 import pandas as pd
-from benchsite.plugins._findings import device_label, finding, latest_ok, percent, precision_of
+from benchsite.plugins._shared.findings import device_label, finding, percent, precision_of
 
 from benchsite import Analysis, Finding, hookimpl
+from benchsite.tables import Tables
 from benchsite.units import format_number
 
 PEAK_FLOPS, PEAK_BYTES = "matmul", "copy"
@@ -53,8 +54,8 @@ def _num(value: Any) -> bool:
     return isinstance(value, int | float) and value == value and value > 0
 
 
-def efficiency_findings(results: pd.DataFrame) -> list[Finding]:
-    rows = latest_ok(results)
+def efficiency_findings(tables: Tables) -> list[Finding]:
+    rows = tables.ok
     if rows.empty:
         return []
     peaks = measured_peaks(rows)

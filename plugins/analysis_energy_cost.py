@@ -12,16 +12,15 @@ from __future__ import annotations
 from typing import Any
 
 import pandas as pd
-from benchsite.plugins._findings import (
+from benchsite.plugins._shared.findings import (
     device_label,
     finding,
-    latest_ok,
     metric,
     not_measured,
-    per_frame,
 )
 
 from benchsite import Analysis, Finding, hookimpl
+from benchsite.tables import Tables
 
 ENERGY_METRIC = {"cuda": "nvml.energy_j", "cpu": "cpu.energy_j"}
 
@@ -37,13 +36,9 @@ def register_analyses() -> list[Analysis]:
     ]
 
 
-def energy_table(results: pd.DataFrame) -> pd.DataFrame:
+def energy_table(tables: Tables) -> pd.DataFrame:
     """Per ok row with items: joules per item and dollars per million items (NaN if absent)."""
-    return per_frame("energy", results, lambda: _table(results))
-
-
-def _table(results: pd.DataFrame) -> pd.DataFrame:
-    rows = latest_ok(results)
+    rows = tables.ok
     columns = ["host", "device", "label", "kind", "workload", "row_id", "j_per_item",
                "usd_per_million"]  # fmt: skip
     if rows.empty:
@@ -68,8 +63,8 @@ def _record(row: Any) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def energy_cost_findings(results: pd.DataFrame) -> list[Finding]:
-    table = energy_table(results)
+def energy_cost_findings(tables: Tables) -> list[Finding]:
+    table = energy_table(tables)
     if table.empty:
         return []
     findings = [_unavailable(table)] if table[["j_per_item", "usd_per_million"]].isna().all(

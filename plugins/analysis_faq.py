@@ -1,44 +1,38 @@
 """The FAQ: the questions people ask about PyTorch on CPU vs GPU, answered with this store's
 numbers. Each answer leads with one sentence, then the numbers and their uncertainty; where
 the store cannot answer (no GPU measured, no energy counter), it says so and what to run.
+
+Answers read the tables (speedups, crossovers, rows) and the findings of the other analyses,
+never their code: the FAQ takes ``tables`` and ``findings`` (see :mod:`benchsite.analysis`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import pandas as pd
-from benchsite.plugins import (
-    analysis_batch_scaling,
-    analysis_cpu_threads,
-    analysis_crossover,
-    analysis_energy_cost,
-    analysis_memory,
-    analysis_multi_gpu,
-    analysis_techniques,
-    analysis_validity,
-)
-from benchsite.plugins._answers import (
+from benchsite.plugins._shared.findings import (
     RUN_GPU,
     answered,
-    rows_of,
-    speedup_summary,
-    speedups_of,
-    unanswered,
-)
-from benchsite.plugins._findings import (
-    SHARED_TABLES,
     case_text,
+    crossover_case,
+    describe_crossover,
     faster,
     info_value,
     number_text,
-    ok_rows,
-    percent,
     ratio,
+    reasons_text,
+    rows_of,
+    speedup_summary,
+    speedups_of,
+    technique_label,
+    unanswered,
     with_case,
 )
 
 from benchsite import Analysis, Finding, hookimpl
+from benchsite.tables import Tables
 
 KIND = "faq"
 
@@ -50,17 +44,21 @@ def register_analyses() -> list[Analysis]:
             name="faq",
             description="The usual CPU-vs-GPU questions answered with this store's numbers.",
             analyze=faq_findings,
-            group=SHARED_TABLES,
         )
     ]
 
 
-def faq_findings(results: pd.DataFrame) -> list[Finding]:
-    return [question(results) for question in QUESTIONS]
+def faq_findings(tables: Tables, findings: list[Finding]) -> list[Finding]:
+    return [question(tables, findings) for question in QUESTIONS]
 
 
-def _speed(results: pd.DataFrame, kind: str, key: str, question: str) -> Finding:
-    table = speedups_of(results, kind)
+def of_kind(findings: list[Finding], kind: str) -> list[Finding]:
+    """The findings of ``kind`` that cite rows (not the "not measured" ones)."""
+    return [f for f in findings if f.kind == kind and f.evidence]
+
+
+def _speed(tables: Tables, kind: str, key: str, question: str) -> Finding:
+    table = speedups_of(tables, kind)
     if table.empty:
         return unanswered(KIND, key, question, f"Not measured: no {kind} workload was run on both "
                           "a CPU and a GPU of the same machine.", RUN_GPU, question=question)
@@ -69,19 +67,26 @@ def _speed(results: pd.DataFrame, kind: str, key: str, question: str) -> Finding
                     explanation="\n".join(lines), question=question, strength="strong")
 
 
-def training_speed(results: pd.DataFrame) -> Finding:
-    return _speed(results, "training", "training-speed",
+def training_speed(tables: Tables, findings: list[Finding]) -> Finding:
+    return _speed(tables, "training", "training-speed",
                   "How much faster is a GPU than a CPU for training?")
 
 
-def inference_speed(results: pd.DataFrame) -> Finding:
-    return _speed(results, "inference", "inference-speed",
+def inference_speed(tables: Tables, findings: list[Finding]) -> Finding:
+    return _speed(tables, "inference", "inference-speed",
                   "How much faster is a GPU than a CPU for inference?")
 
 
-def from_which_size(results: pd.DataFrame) -> Finding:
+def _crossings(tables: Tables, copies: bool | None = False) -> list[Any]:
+    """The usable crossovers (never a suspect one), without copies by default."""
+    table = tables.crossovers
+    return [c for c in table.itertuples()
+            if not c.suspect and (copies is None or c.include_transfer == copies)]
+
+
+def from_which_size(tables: Tables, findings: list[Finding]) -> Finding:
     q = "From which model or batch size on does the GPU pay off?"
-    items = [c for c in analysis_crossover.crossover_table(results) if not c.include_transfer]
+    items = _crossings(tables)
     if not items:
         return unanswered(KIND, "crossover", q, "Not measured: no size- or batch-swept workload "
                           "was run on both a CPU and a GPU.", RUN_GPU, question=q)
@@ -90,7 +95,7 @@ def from_which_size(results: pd.DataFrame) -> Finding:
     parts = []
     if by_outcome["crosses"]:
         parts.append("the GPU is faster from " + "; ".join(
-            f"{_named(c)} ≈ {number_text(c.value)}" for c in by_outcome["crosses"]))
+            f"{_named(c)} ≈ {number_text(c.crossover)}" for c in by_outcome["crosses"]))
     if by_outcome["gpu-always"]:
         parts.append("at every measured size, from the smallest, for " + "; ".join(
             _named(c, axis=False) for c in by_outcome["gpu-always"]))
@@ -103,34 +108,36 @@ def from_which_size(results: pd.DataFrame) -> Finding:
     lead += f" (GPU: {', '.join(devices)}; copies not timed.)"
     return answered(KIND, "crossover", q, lead, [r for c in items for r in c.evidence],
                     explanation="Each crossover is interpolated between the two measured sizes "
-                    "around it; the Findings page gives those sizes and speedups.", question=q)
+                    "around it; the Findings page gives those sizes and speedups."
+                    + _suspect_crossings(tables), question=q)
 
 
-def _named(c: analysis_crossover.Crossover, axis: bool = True) -> str:
+def _suspect_crossings(tables: Tables) -> str:
+    """Lines for the crossovers left out because they rest on a suspect pair."""
+    return "".join(f"\n- Suspect, left out ({reasons_text(c.reasons)}): {describe_crossover(c)}"
+                   for c in tables.crossovers.itertuples()
+                   if c.suspect and not c.include_transfer)
+
+
+def _named(c: Any, axis: bool = True) -> str:
     """``matmul (bf16) size`` — a crossover's case (and axis) in few words."""
-    named = with_case(c.workload, c.case)
+    named = with_case(c.workload, crossover_case(c))
     return f"{named} {c.axis}" if axis else named
 
 
-def transfers(results: pd.DataFrame) -> Finding:
+def transfers(tables: Tables, findings: list[Finding]) -> Finding:
     q = "Do host↔device copies eat the GPU's gain?"
-    items = analysis_crossover.crossover_table(results)
-    pinned = [e for e in analysis_techniques.technique_effects(results) if e.technique == "pinned"]
-    pairs = _with_and_without(items)
+    pinned = [f for f in of_kind(findings, "technique") if f.numbers.get("technique") == "pinned"]
+    pairs = _with_and_without(_crossings(tables, copies=None))
     if not pairs and not pinned:
         return unanswered(KIND, "transfers", q, "Not measured: no GPU case was timed both with "
                           "and without copies, and no transfer case was run.", RUN_GPU, question=q)
     lines, evidence = [], []
     for without, with_copies in pairs:
-        lines.append(f"- {analysis_crossover.describe(without)} "
-                     f"{analysis_crossover.describe(with_copies)}")
+        lines.append(f"- {describe_crossover(without)} {describe_crossover(with_copies)}")
         evidence += [*without.evidence, *with_copies.evidence]
-    for device in sorted({e.device for e in pinned}):
-        gains = sorted(e.speedup for e in pinned if e.device == device)
-        lines.append(f"- On the {device}, copies from and to pinned host memory are "
-                     f"{ratio(gains[0])} to {ratio(gains[-1])} as fast as from pageable memory "
-                     f"(median {ratio(gains[len(gains) // 2])} over {len(gains)} cases).")
-    evidence += [r for e in pinned for r in e.evidence]
+    lines += [f"- {f.answer}" for f in pinned]
+    evidence += [r for f in pinned for r in f.evidence]
     lead = ("Yes, at small sizes: counting the copies moves the point where the GPU wins to "
             "larger sizes." if pairs else "Copies matter; pinned memory changes their speed.")
     return answered(KIND, "transfers", q, lead, evidence, explanation="\n".join(lines),
@@ -138,65 +145,61 @@ def transfers(results: pd.DataFrame) -> Finding:
 
 
 def _with_and_without(items: list) -> list[tuple]:
-    by_key = {(c.host, c.gpu_label, c.workload, c.case, c.include_transfer): c for c in items}
+    by_key = {(c.host, c.gpu_label, c.workload, crossover_case(c), c.include_transfer): c
+              for c in items}
     return [(c, by_key[(*k[:4], True)]) for k, c in by_key.items()
             if not k[4] and (*k[:4], True) in by_key]
 
 
-def batch_size(results: pd.DataFrame) -> Finding:
+def _lines(found: list[Finding]) -> str:
+    return "\n".join(f"- {f.answer}" for f in found)
+
+
+def _evidence(found: list[Finding]) -> list[str]:
+    return [r for f in found for r in f.evidence]
+
+
+def batch_size(tables: Tables, findings: list[Finding]) -> Finding:
     q = "Which batch size should I use?"
-    items = analysis_batch_scaling.saturation_table(results)
-    if not items:
+    found = of_kind(findings, "batch-scaling")
+    if not found:
         return unanswered(KIND, "batch-size", q, "Not measured: no batch-swept workload has "
                           "results.", "Run `benchsite run -w mlp-train -w cnn-train`.", question=q)
-    lines = [f"- {s.workload}: {analysis_batch_scaling.describe(s)}." for s in items]
     return answered(KIND, "batch-size", q,
                     "Use the batch where throughput stops growing: beyond it a bigger batch buys "
                     "little speed and costs memory. Per device and workload: see below.",
-                    [r for s in items for r in s.evidence], explanation="\n".join(lines),
-                    question=q)
+                    _evidence(found), explanation=_lines(found), question=q)
 
 
-def memory_needed(results: pd.DataFrame) -> Finding:
+def memory_needed(tables: Tables, findings: list[Finding]) -> Finding:
     q = "How much memory do I need, and is GPU memory the limit?"
-    lines_ = analysis_memory.memory_lines(results)
-    table = analysis_memory.max_batches(results)
-    if not lines_ and table.empty:
+    found = of_kind(findings, "memory")
+    if not found:
         return unanswered(KIND, "memory", q, "Not measured: no result carries memory metrics.",
                           "Run `benchsite run -w max-batch -w mlp-train` with the memory "
                           "collector enabled.", question=q)
-    lines = [f"- {x.workload}: {analysis_memory.describe_line(x)}." for x in lines_]
-    evidence = [r for x in lines_ for r in x.evidence]
-    lead = "Memory grows with the batch: see the per-sample figures below."
-    for (host, _case), group in (table.groupby(["host", "case"]) if len(table) else []):
-        verdict = analysis_memory.memory_verdict(group)
-        lines.append(f"- Largest batch on {host}: " + "; ".join(
-            f"{r.max_batch:,.0f} on the {r.label}" for r in group.itertuples()) + f". {verdict}")
-        evidence += list(group["row_id"])
-        lead = verdict
-    return answered(KIND, "memory", q, lead, evidence, explanation="\n".join(lines), question=q)
+    verdicts = [f.numbers["verdict"] for f in found if "verdict" in f.numbers]
+    lead = verdicts[-1] if verdicts else (
+        "Memory grows with the batch: see the per-sample figures below.")
+    return answered(KIND, "memory", q, lead, _evidence(found), explanation=_lines(found),
+                    question=q)
 
 
-def cpu_cores(results: pd.DataFrame) -> Finding:
+def cpu_cores(tables: Tables, findings: list[Finding]) -> Finding:
     q = "Does my CPU use all its cores?"
-    curves = analysis_cpu_threads.thread_curves(results)
-    rows = ok_rows(results)
+    curves = of_kind(findings, "cpu-threads")
+    rows = tables.ok
     cpu = rows[rows["device_kind"] == "cpu"] if not rows.empty else rows
     if cpu.empty:
         return unanswered(KIND, "cpu-cores", q, "Not measured: no CPU result in the store.",
                           "Run `benchsite run -w cpu-threads`.", question=q)
     lines, evidence = _core_lines(cpu)
     lead = lines[0][2:]
-    for curve in curves:
-        top = curve.iloc[-1]
-        state = "scales" if analysis_cpu_threads.scales(curve) else "does not scale"
-        lines.append(f"- {top.series} on {top.host}: {ratio(top.speedup)} on "
-                     f"{int(top.threads_param)} threads ({percent(top.efficiency)} efficiency): "
-                     f"{state}.")
-        evidence += list(curve["row_id"])
+    lines += [f"- {f.answer}" for f in curves]
+    evidence += _evidence(curves)
     if not curves:
         lines.append("- Thread scaling was not measured: run `benchsite run -w cpu-threads`.")
-    flat = [c for c in curves if not analysis_cpu_threads.scales(c)]
+    flat = [f for f in curves if not f.numbers.get("scales")]
     if flat:
         lead += f" But {len(flat)} of {len(curves)} measured ops do not speed up with more threads."
     return answered(KIND, "cpu-cores", q, lead, evidence, explanation="\n".join(lines),
@@ -218,15 +221,14 @@ def _core_lines(cpu: pd.DataFrame) -> tuple[list[str], list[str]]:
     return lines, evidence
 
 
-def _flagged(results: pd.DataFrame, code: str) -> set[str]:
-    flags = results["flags"] if "flags" in results else \
-        analysis_validity.prepare_results(results)["flags"]
-    return set(results["row_id"][flags.map(lambda f: code in f).to_numpy()])
+def _flagged(rows: pd.DataFrame, code: str) -> set[str]:
+    return set(rows["row_id"][rows["flags"].map(lambda f: code in f).to_numpy(bool)])
 
 
-def several_gpus(results: pd.DataFrame) -> Finding:
+def several_gpus(tables: Tables, findings: list[Finding]) -> Finding:
     q = "What do several GPUs buy?"
-    found = [f for f in analysis_multi_gpu.summary_findings(results) if f.evidence]
+    # what several devices buy per host (scaling, memory, all-reduce), not each case's curve
+    found = [f for f in of_kind(findings, "multi-gpu") if "efficiency" not in f.numbers]
     if not found:
         return unanswered(KIND, "multi-gpu", q, "Not measured: no multi-GPU result in the store.",
                           "Run `benchsite run -w ddp-train -w fsdp-train -w pipeline-train "
@@ -235,44 +237,50 @@ def several_gpus(results: pd.DataFrame) -> Finding:
                     explanation="\n".join(f"- {f.answer}" for f in found[1:]), question=q)
 
 
-def cost_energy(results: pd.DataFrame) -> Finding:
+def cost_energy(tables: Tables, findings: list[Finding]) -> Finding:
     q = "What does it cost, in energy and money?"
-    table = analysis_energy_cost.energy_table(results)
-    known = table.dropna(subset=["j_per_item", "usd_per_million"], how="all") if len(table) else table
-    if known.empty:
+    found = of_kind(findings, "energy-cost")
+    if not found:
         return unanswered(KIND, "cost", q, "Unavailable: no device in this store reported an "
                           "energy counter or a price.", "GPU energy needs NVML; CPU energy needs "
                           "RAPL; prices come from a cost table in `benchsite.toml`.", question=q)
-    best = known.sort_values("j_per_item").groupby(["workload", "label"], sort=True).head(1)
-    lines = [f"- {r.workload}: {analysis_energy_cost.describe(r)}" for _, r in best.iterrows()]
-    missing = sorted(set(table["label"]) - set(known["label"]))
-    if missing:
-        lines.append(f"- Unavailable (no counter or price): {', '.join(missing)}.")
     return answered(KIND, "cost", q, "Per item, the cheapest device depends on the workload; "
-                    "the figures below are the most frugal case of each device.",
-                    best["row_id"], explanation="\n".join(lines), question=q)
-
-
-def techniques(results: pd.DataFrame) -> Finding:
-    q = "Which techniques help: mixed precision, pinned memory, checkpointing, compile?"
-    effects = analysis_techniques.technique_effects(results)
-    if not effects:
-        return unanswered(KIND, "techniques", q, "Not measured: no workload was run with and "
-                          "without a technique.", "Run `benchsite run --full`.", question=q)
-    groups: dict[tuple, list] = {}
-    for e in effects:
-        groups.setdefault((e.technique, str(e.value), e.device), []).append(e)
-    lines = [f"- {analysis_techniques.label(t, items[0].value)} on the {d}: "
-             f"{analysis_techniques.summary(items)}." for (t, _, d), items in groups.items()]
-    return answered(KIND, "techniques", q, "Each technique's effect depends on the device; "
-                    "measured effects against the same case without it:",
-                    [r for e in effects for r in e.evidence], explanation="\n".join(lines),
+                    "per workload and device:", _evidence(found), explanation=_lines(found),
                     question=q)
 
 
-def when_cpu(results: pd.DataFrame) -> Finding:
+def techniques(tables: Tables, findings: list[Finding]) -> Finding:
+    q = "Which techniques help: mixed precision, pinned memory, checkpointing, compile?"
+    found = of_kind(findings, "technique")
+    if not found:
+        return unanswered(KIND, "techniques", q, "Not measured: no workload was run with and "
+                          "without a technique.", "Run `benchsite run --full`.", question=q)
+    return answered(KIND, "techniques", q, "Each technique's effect depends on the device; "
+                    "measured effects against the same case without it:", _evidence(found),
+                    explanation="\n".join(_technique_lines(found)), question=q)
+
+
+def _technique_lines(found: list[Finding]) -> list[str]:
+    """One line per technique and device: the typical effect over its workloads (the findings'
+    ``median_speedup``), not one line per workload."""
+    groups: dict[tuple[str, str, str], list[Finding]] = {}
+    for f in found:
+        key = (f.numbers["technique"], str(f.numbers["value"]), (f.scope["devices"] or [""])[0])
+        groups.setdefault(key, []).append(f)
+    lines = []
+    for (technique, _, device), items in groups.items():
+        gains = sorted(f.numbers["median_speedup"] for f in items)
+        typical = gains[len(gains) // 2]
+        span = f"; from {ratio(gains[0])} to {ratio(gains[-1])}" if len(gains) > 1 else ""
+        lines.append(f"- {technique_label(technique, items[0].numbers['value'])} on the "
+                     f"{device}: {faster(typical)} (typical case of {len(items)} "
+                     f"workload{'s' if len(items) > 1 else ''}{span}).")
+    return lines
+
+
+def when_cpu(tables: Tables, findings: list[Finding]) -> Finding:
     q = "When should I use the CPU?"
-    table = speedups_of(results)
+    table = speedups_of(tables)
     if table.empty:
         return unanswered(KIND, "when-cpu", q, "Not measured: no case was run on both a CPU and "
                           "a GPU, so this store cannot tell.", RUN_GPU, question=q)
@@ -287,9 +295,9 @@ def when_cpu(results: pd.DataFrame) -> Finding:
                     explanation="\n".join(lines), question=q)
 
 
-def trust(results: pd.DataFrame) -> Finding:
+def trust(tables: Tables, findings: list[Finding]) -> Finding:
     q = "Can these numbers be trusted?"
-    found = analysis_validity.validity_findings(results)
+    found = [f for f in findings if f.kind == "validity"]
     if not found:
         return unanswered(KIND, "trust", q, "There are no successful results yet.",
                           "Run `benchsite run`.", question=q)
@@ -299,7 +307,7 @@ def trust(results: pd.DataFrame) -> Finding:
                     explanation="\n".join(lines) or overall.explanation, question=q)
 
 
-QUESTIONS: list[Callable[[pd.DataFrame], Finding]] = [
+QUESTIONS: list[Callable[[Tables, list[Finding]], Finding]] = [
     training_speed, inference_speed, from_which_size, transfers, batch_size, memory_needed,
     cpu_cores, several_gpus, cost_energy, techniques, when_cpu, trust,
 ]

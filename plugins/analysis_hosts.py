@@ -11,9 +11,10 @@ from __future__ import annotations
 import math
 
 import pandas as pd
-from benchsite.plugins._findings import case_text, device_label, finding, latest_ok, percent
+from benchsite.plugins._shared.findings import case_text, device_label, finding, percent
 
 from benchsite import Analysis, Finding, hookimpl
+from benchsite.tables import Tables
 
 
 @hookimpl
@@ -27,8 +28,8 @@ def register_analyses() -> list[Analysis]:
     ]
 
 
-def host_findings(results: pd.DataFrame) -> list[Finding]:
-    rows = latest_ok(results)
+def host_findings(tables: Tables) -> list[Finding]:
+    rows = tables.ok
     if rows.empty or rows["host"].nunique() < 2:
         return []
     rows = rows.assign(who=[f"{device_label(r)} on {r.host}" for r in rows.itertuples()])

@@ -16,24 +16,21 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from benchsite.plugins._findings import (
+from benchsite.plugins._shared.findings import (
+    PEAK_METRIC,
     bytes_text,
     case_text,
-    decoded,
     device_label,
     finding,
     info_value,
-    latest_ok,
     metric,
-    newest,
-    per_frame,
     with_case,
 )
 
 from benchsite import Analysis, Finding, hookimpl
+from benchsite.tables import Tables
 
 MAX_BATCH = "max-batch"
-PEAK_METRIC = {"cpu": "memory.cpu_peak_rss_bytes", "cuda": "memory.gpu_peak_allocated_bytes"}
 
 
 @dataclass(frozen=True)
@@ -63,12 +60,8 @@ def register_analyses() -> list[Analysis]:
     ]
 
 
-def memory_lines(results: pd.DataFrame) -> list[MemoryLine]:
-    return per_frame("memory-lines", results, lambda: _lines(results))
-
-
-def _lines(results: pd.DataFrame) -> list[MemoryLine]:
-    rows = latest_ok(results)
+def memory_lines(tables: Tables) -> list[MemoryLine]:
+    rows = tables.ok
     if rows.empty:
         return []
     rows = rows[(rows["axis"] == "batch") & (rows["workload"] != MAX_BATCH)]
@@ -98,9 +91,9 @@ def _line(series: pd.DataFrame) -> MemoryLine:
     )  # fmt: skip
 
 
-def max_batches(results: pd.DataFrame) -> pd.DataFrame:
+def max_batches(tables: Tables) -> pd.DataFrame:
     """The newest ``max-batch`` result per host, device and case, with its memory budget."""
-    rows = latest_ok(results)
+    rows = tables.ok
     if rows.empty:
         return rows
     rows = rows[rows["workload"] == MAX_BATCH]
@@ -114,14 +107,14 @@ def max_batches(results: pd.DataFrame) -> pd.DataFrame:
     ).dropna(subset=["max_batch"])
 
 
-def memory_findings(results: pd.DataFrame) -> list[Finding]:
+def memory_findings(tables: Tables) -> list[Finding]:
     grouped: dict[tuple[str, str, str], list[MemoryLine]] = {}
-    for line in memory_lines(results):
+    for line in memory_lines(tables):
         grouped.setdefault((line.host, line.workload, line.case), []).append(line)
     findings = [_line_finding(lines) for lines in grouped.values()]
-    table = max_batches(results)
+    table = max_batches(tables)
     for (host, case), group in table.groupby(["host", "case"], sort=True) if len(table) else []:
-        findings.append(_max_batch_finding(str(host), str(case), group, results))
+        findings.append(_max_batch_finding(str(host), str(case), group, oom_rows(tables, host)))
     return findings
 
 
@@ -162,10 +155,12 @@ def _line_finding(lines: list[MemoryLine]) -> Finding:
     )
 
 
-def _max_batch_finding(host: str, case: str, group: pd.DataFrame, results: pd.DataFrame) -> Finding:
+def _max_batch_finding(host: str, case: str, group: pd.DataFrame, ooms: list[str]) -> Finding:
+    """The largest batch per device of one host and case; its numbers carry, per device, the
+    batch, the budget, the device kind and its memory, and the verdict (``compared``: whether
+    it compares a CPU with a GPU) — what the claims and the FAQ read."""
     parts = [_fits(row) for row in group.itertuples()]
     verdict = memory_verdict(group)
-    ooms = oom_rows(results, host)
     return finding(
         "memory",
         [host, MAX_BATCH, case],
@@ -178,7 +173,11 @@ def _max_batch_finding(host: str, case: str, group: pd.DataFrame, results: pd.Da
             + (f" {len(ooms)} case(s) on this host failed with out-of-memory." if ooms else "")
         ),
         numbers={
-            r.label: {"max_batch": r.max_batch, "limit_bytes": r.limit} for r in group.itertuples()
+            "devices": {r.label: {"max_batch": r.max_batch, "limit_bytes": r.limit,
+                                  "device_kind": str(r.device_kind), "memory_bytes": r.ram}
+                        for r in group.itertuples()},
+            "case": case, "verdict": verdict, "compared": group["device_kind"].nunique() > 1,
+            "oom_rows": ooms,
         },
         evidence=list(group["row_id"]) + ooms,
         scope={"hosts": [host], "devices": list(group["label"]), "workloads": [MAX_BATCH]},
@@ -194,13 +193,6 @@ def _fits(row: Any) -> str:
         else ""
     )
     return f"{row.max_batch:,.0f} on the {row.label}{budget}"
-
-
-def compared_verdicts(table: pd.DataFrame) -> list[str]:
-    """:func:`memory_verdict` of every (host, case) of :func:`max_batches` that measured both a
-    CPU and a GPU: batches of different models or machines are never compared."""
-    groups = table.groupby(["host", "case"], sort=True) if len(table) else []
-    return [memory_verdict(group) for _, group in groups if group["device_kind"].nunique() > 1]
 
 
 def memory_verdict(group: pd.DataFrame) -> str:
@@ -238,10 +230,10 @@ def ram_batch(row: Any) -> float | None:
     return float(row.ram) / per_sample
 
 
-def oom_rows(results: pd.DataFrame, host: str | None = None) -> list[str]:
+def oom_rows(tables: Tables, host: str | None = None) -> list[str]:
     """Row ids of out-of-memory failures that still stand (optionally on one host): a case
     whose newest row is ``oom``, not one re-run since (after a fix) with another outcome."""
-    rows = newest(decoded(results))
+    rows = tables.current
     if rows.empty:
         return []
     hit = rows[rows["status"] == "oom"]

@@ -12,20 +12,20 @@ from __future__ import annotations
 from typing import Any
 
 import pandas as pd
-from benchsite.plugins._charts import bar_chart, line_chart, stacked
-from benchsite.plugins._findings import (
+from benchsite.plugins._shared.charts import bar_chart, line_chart, stacked
+from benchsite.plugins._shared.findings import (
     bytes_text,
     case_text,
     finding,
     is_accelerator,
-    latest_ok,
     metric,
     not_measured,
-    per_frame,
     percent,
+    reasons_text,
 )
 
 from benchsite import Analysis, Finding, hookimpl
+from benchsite.tables import Tables
 
 DDP, FSDP, PIPELINE, ALLREDUCE = "ddp-train", "fsdp-train", "pipeline-train", "allreduce"
 TRAINING = (DDP, FSDP, PIPELINE)
@@ -45,26 +45,15 @@ def register_analyses() -> list[Analysis]:
     ]
 
 
-def multi_gpu_findings(results: pd.DataFrame) -> list[Finding]:
+def multi_gpu_findings(tables: Tables) -> list[Finding]:
     """Per host and device kind (accelerators first, then CPU process groups): what several
     devices buy, then each training case's scaling."""
-    return [finding for host in _by_host(results) for part in host for finding in part]
+    return [finding for host in _compute(tables) for part in host for finding in part]
 
 
-def summary_findings(results: pd.DataFrame) -> list[Finding]:
-    """Only what several devices buy per host (scaling, memory, all-reduce): the short answer
-    the FAQ gives."""
-    return [finding for summary, _ in _by_host(results) for finding in summary]
-
-
-def _by_host(results: pd.DataFrame) -> list[tuple[list[Finding], list[Finding]]]:
-    """(summary findings, per-case findings) of every host and device kind; computed once per
-    frame (the findings, the FAQ and the claims all ask)."""
-    return per_frame("multi-gpu", results, lambda: _compute(results))
-
-
-def _compute(results: pd.DataFrame) -> list[tuple[list[Finding], list[Finding]]]:
-    rows = distributed_rows(results)
+def _compute(tables: Tables) -> list[tuple[list[Finding], list[Finding]]]:
+    """(summary findings, per-case findings) of every host and device kind."""
+    rows = distributed_rows(tables)
     if rows.empty:
         return [([not_measured(
             "multi-gpu", ["not-measured"], "Several GPUs: not measured",
@@ -75,17 +64,17 @@ def _compute(results: pd.DataFrame) -> list[tuple[list[Finding], list[Finding]]]
     out = []
     groups = rows.groupby(["host", "device_kind"], sort=True, observed=True)
     for (host, kind), group in sorted(groups, key=lambda item: not is_accelerator(item[0][1])):
-        curves = scaling_curves(group)
+        curves = scaling_curves(tables, str(host), str(kind))
         summary = [*overview(str(host), str(kind), curves)]
         summary += [*memory_findings(str(host), str(kind), group), *allreduce_findings(group)]
         out.append((summary, scaling_findings(curves)))
     return out
 
 
-def distributed_rows(results: pd.DataFrame) -> pd.DataFrame:
+def distributed_rows(tables: Tables) -> pd.DataFrame:
     """The newest ok row of every distributed case, with ``n`` (its world size) and ``series``
     (its parameters but the world size)."""
-    rows = latest_ok(results)
+    rows = tables.ok
     if rows.empty:
         return rows
     rows = rows[rows["workload"].isin([*TRAINING, ALLREDUCE])]
@@ -97,38 +86,33 @@ def distributed_rows(results: pd.DataFrame) -> pd.DataFrame:
     return rows.assign(n=sizes, series=series)
 
 
-def efficiency(one: Any, many: Any) -> float:
-    """Scaling efficiency of ``many`` (N ranks) against ``one`` (1 rank); see the docstring."""
-    n = int(many.n)
-    if one.p.get("scaling") == "weak":
-        if one.items_per_s == one.items_per_s and many.items_per_s == many.items_per_s:
-            return float(many.items_per_s) / (n * float(one.items_per_s))
-        return float(one.median_s) / float(many.median_s)
-    return float(one.median_s) / (n * float(many.median_s))
-
-
-def scaling_curves(group: pd.DataFrame) -> pd.DataFrame:
-    """One row per training case measured at world size 1 and N > 1 on this host: ``gain``
-    (work per second at N over at 1) and ``efficiency``; the 1-device points are included
-    (gain 1, efficiency 1) so the curves start where they should."""
+def scaling_curves(tables: Tables, host: str, kind: str) -> pd.DataFrame:
+    """One row per training case of ``host`` and device ``kind`` measured at world size 1 and
+    N > 1: ``gain`` (work per second at N over at 1) and ``efficiency`` as the world-size
+    scaling curve of :meth:`benchsite.tables.Tables.scaling` defines them (with ``suspect`` and
+    ``reasons``: an efficiency far above 1 is no measurement of scaling); the 1-device points are
+    included (gain 1, efficiency 1) so the curves start where they should."""
+    curve = tables.scaling("world_size")
+    curve = curve[(curve["host"] == host) & (curve["device_kind"] == kind)
+                  & curve["workload"].isin(TRAINING)]
+    params = dict(zip(tables.ok["row_id"], tables.ok["p"], strict=True))
     points = []
-    train = group[group["workload"].isin(TRAINING)]
-    for (workload, series), runs in train.groupby(["workload", "series"], sort=True):
-        runs = runs.sort_values("n")
-        one = runs.iloc[0]
-        if one.n != 1 or len(runs) < 2:
+    for (workload, _), runs in curve.groupby(["workload", "variant"], sort=True):
+        one = runs.iloc[0]  # the curve is sorted by world size
+        if one.x != 1 or len(runs) < 2:
             continue
-        for row in runs.itertuples():
-            eff = efficiency(one, row)
-            points.append({
-                "host": row.host, "kind": row.device_kind, "workload": workload,
-                "series": series, "label": f"{METHOD[workload]}, {series}",
-                "short": f"{METHOD[workload]} {one.p.get('model', '')}".strip(),
-                "mode": one.p.get("scaling", "strong"), "devices": int(row.n),
-                "efficiency": eff, "gain": eff * row.n, "items_per_s": row.items_per_s,
-                "row_id": row.row_id, "base_id": one.row_id,
-            })  # fmt: skip
-    return pd.DataFrame(points)
+        p = params[one.row_id]
+        series = case_text(p, skip=["world_size"])
+        points += [{
+            "host": host, "kind": kind, "workload": workload, "series": series,
+            "label": f"{METHOD[workload]}, {series}",
+            "short": f"{METHOD[workload]} {p.get('model', '')}".strip(),
+            "mode": p.get("scaling", "strong"), "devices": int(row.x),
+            "efficiency": row.efficiency, "gain": row.gain, "row_id": row.row_id,
+            "base_id": one.row_id, "suspect": row.suspect, "reasons": row.reasons,
+        } for row in runs.itertuples()]  # fmt: skip
+    return pd.DataFrame(points).sort_values(["workload", "series", "devices"], kind="stable") \
+        if points else pd.DataFrame(points)
 
 
 MODES = {
@@ -149,7 +133,10 @@ def overview(host: str, kind: str, curves: pd.DataFrame) -> list[Finding]:
     if curves.empty:
         return []
     top = int(curves["devices"].max())
-    at_top = curves[curves["devices"] == top].sort_values("gain", ascending=False)
+    at_top = curves[(curves["devices"] == top) & ~curves["suspect"].astype(bool)]
+    at_top = at_top.sort_values("gain", ascending=False)
+    if at_top.empty:
+        return []
     chart = stacked(
         line_chart(
             curves,
@@ -212,7 +199,9 @@ def scaling_findings(curves: pd.DataFrame) -> list[Finding]:
             f"{members(str(first.kind), top)} runs at "
             f"{percent(effs[top])} scaling efficiency ({mode} scaling): they do "
             f"{effs[top] * top:.2f}× the work of one per second.",
-            explanation="\n".join(f"- {n} devices: {percent(e)}" for n, e in sorted(effs.items())),
+            explanation="\n".join(f"- {n} devices: {percent(e)}" for n, e in sorted(effs.items()))
+            + "".join(f"\n- Suspect at {int(r.devices)} devices ({reasons_text(r.reasons)})."
+                      for r in points[points["suspect"].astype(bool)].itertuples()),
             numbers={"efficiency": effs, "scaling": mode, "device_kind": first.kind},
             evidence=[*points["row_id"], first.base_id], workload=workload,
             scope={"hosts": [first.host], "workloads": [workload]}, strength="moderate",

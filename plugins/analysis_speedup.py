@@ -1,31 +1,31 @@
 """How much faster is the GPU than the CPU? One finding per host, GPU and workload.
 
-Each case measured on both devices gives a speedup (CPU median / GPU median) with a bootstrap
-95% confidence interval from the stored samples; the finding names the best and the worst case,
-and always states the precision of both sides and whether the GPU time includes host↔device
+Each case measured on both devices gives a speedup with its 95% interval, as
+:attr:`benchsite.tables.Tables.speedups` defines them; the finding names the best and the worst
+usable case (a suspect pair is listed as such, with its reasons, never as best or worst), and
+always states the precision of both sides and whether the GPU time includes host↔device
 copies, because a speedup without those two facts cannot be compared with anything.
 """
 
 from __future__ import annotations
 
 import pandas as pd
-from benchsite.plugins._charts import ratio_chart
-from benchsite.plugins._findings import (
-    SHARED_TABLES,
+from benchsite.plugins._shared.charts import ratio_chart
+from benchsite.plugins._shared.findings import (
     case_text,
     faster,
     finding,
     not_measured,
-    ok_rows,
     ratio,
     ratio_ci,
     seconds_text,
     strength_of_ratio,
+    suspect_lines,
     transfer_text,
 )
-from benchsite.plugins._speedups import speedup_table
 
 from benchsite import Analysis, Finding, hookimpl
+from benchsite.tables import Tables
 
 NO_GPU_ADVICE = (
     "Run `benchsite run` on a machine with a CUDA GPU (or Apple MPS) into the same store, then "
@@ -40,22 +40,21 @@ def register_analyses() -> list[Analysis]:
             name="speedup",
             description="GPU over CPU per workload and case, ratio of medians with a 95% CI.",
             analyze=speedup_findings,
-            group=SHARED_TABLES,
         )
     ]
 
 
-def speedup_findings(results: pd.DataFrame) -> list[Finding]:
-    table = speedup_table(results)
+def speedup_findings(tables: Tables) -> list[Finding]:
+    table = tables.speedups
     if table.empty:
-        return [no_gpu_finding(results)]
-    groups = table.groupby(["host", "gpu_device", "workload"], sort=True)
+        return [no_gpu_finding(tables)]
+    groups = table.groupby(["host", "device", "workload"], sort=True)
     return [workload_speedup(group) for _, group in groups]
 
 
-def no_gpu_finding(results: pd.DataFrame) -> Finding:
+def no_gpu_finding(tables: Tables) -> Finding:
     """Said plainly: the store holds no case measured on both a CPU and a GPU."""
-    rows = ok_rows(results)
+    rows = tables.ok
     kinds = sorted(set(rows["device_kind"].astype(str))) if not rows.empty else []
     if not kinds:
         held = "The store holds no successful measurement yet."
@@ -73,10 +72,15 @@ def no_gpu_finding(results: pd.DataFrame) -> Finding:
 
 
 def workload_speedup(group: pd.DataFrame) -> Finding:
-    """The speedup range of one workload on one GPU of one host: best and worst case."""
+    """The speedup range of one workload on one GPU of one host: best and worst usable case
+    (of every case where all are suspect, and then said so)."""
     first = group.iloc[0]
-    best, worst = group.loc[group["speedup"].idxmax()], group.loc[group["speedup"].idxmin()]
-    answer = headline(first, best, worst, len(group))
+    usable = group[~group["suspect"]]
+    ranked = usable if not usable.empty else group
+    best, worst = ranked.loc[ranked["speedup"].idxmax()], ranked.loc[ranked["speedup"].idxmin()]
+    answer = headline(first, best, worst, len(ranked))
+    if usable.empty:
+        answer = f"Suspect: every case is flagged (see below). {answer}"
     lines = [
         f"- Best case, {case_text(best.params)}: {ratio_ci(best.speedup, best.low, best.high)} "
         f"({seconds_text(best.cpu_median_s)} on the CPU vs {seconds_text(best.gpu_median_s)}).",
@@ -84,11 +88,13 @@ def workload_speedup(group: pd.DataFrame) -> Finding:
         f"{ratio_ci(worst.speedup, worst.low, worst.high)}.",
         f"- Precision: {_precisions(group)} on both devices; {_transfers(group)}.",
         "- Speedup = CPU median time / GPU median time; the interval is a bootstrap over the "
-        "stored per-call samples, so it reflects measurement noise, not other machines.",
+        "stored per-call samples, resampled in blocks of consecutive samples, so it reflects "
+        "measurement noise, not other machines.",
+        *suspect_lines(group),
     ]
     return finding(
         "speedup",
-        [first.host, first.gpu_device, first.workload],
+        [first.host, first.device, first.workload],
         f"{first.workload}: {first.gpu_label} vs CPU",
         answer,
         explanation="\n".join(lines),
@@ -99,7 +105,8 @@ def workload_speedup(group: pd.DataFrame) -> Finding:
             "devices": [first.gpu_label, first.cpu_label],
             "workloads": [first.workload],
         },
-        strength=strength_of_ratio(best.low, best.high, len(group)),
+        strength=strength_of_ratio(best.low, best.high, len(ranked)) if not usable.empty
+        else "weak",
         chart=_chart(group),
         workload=first.workload,
     )
@@ -136,6 +143,9 @@ def _transfers(group: pd.DataFrame) -> str:
 
 def _numbers(group: pd.DataFrame, best: pd.Series, worst: pd.Series) -> dict[str, object]:
     return {
+        "suspect": {row: list(reasons) for row, reasons, flagged in
+                    zip(group["gpu_row"], group["reasons"], group["suspect"], strict=True)
+                    if flagged},
         "best_speedup": best.speedup, "best_ci": [best.low, best.high],
         "best_case": case_text(best.params),
         "worst_speedup": worst.speedup, "worst_ci": [worst.low, worst.high],

@@ -3,49 +3,42 @@ gradient checkpointing, pruning and ``torch.compile``, each measured against its
 
 A technique is a parameter of a workload; its effect is the ratio of the baseline's median
 time to the technique's, between two rows of the same host, device, workload and every other
-parameter (like with like), with a bootstrap 95% CI. Gradient checkpointing also reports the
+parameter (like with like), with its 95% interval: :meth:`benchsite.tables.Tables.effects`
+(a suspect comparison is said to be suspect, with the reasons). Gradient checkpointing also reports the
 memory it saves; ``torch.compile`` reports its compile time and the number of calls after which
-the compile time is paid back: compile_s / (t_eager − t_compiled).
+the compile time is paid back: compile_s / (t_eager − t_compiled). Techniques that clearly pay
+get a recommendation.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
 
-import pandas as pd
-from benchsite.plugins._findings import (
-    SHARED_TABLES,
-    case_text,
+from benchsite.plugins._shared.findings import (
+    TECHNIQUES,
+    answered,
+    case_words,
     device_label,
     finding,
-    keep,
-    latest_ok,
-    metric,
-    per_frame,
+    memory_saved,
+    metric_value,
     percent,
     ratio,
     ratio_ci,
-    samples,
+    reasons_text,
     seconds_text,
     strength_of_ratio,
-    without,
+    technique_label,
+    technique_table,
 )
-from benchsite.plugins.analysis_memory import PEAK_METRIC
 
 from benchsite import Analysis, Finding, hookimpl
-from benchsite.stats import bootstrap_ratio_cis
+from benchsite.tables import Tables
 
-# technique parameter → (baseline value, what the technique is called)
-TECHNIQUES = {
-    "precision": ("fp32", "lower precision"),
-    "pinned": (False, "pinned (page-locked) host memory"),
-    "channels_last": (False, "channels_last memory format"),
-    "checkpointing": (False, "gradient checkpointing"),
-    "sparsity": (0.0, "magnitude pruning"),
-    "compile": (False, "torch.compile"),
-}
+WORTH_IT = 1.2  # a technique is recommended when it makes the work at least this much faster
+
 
 
 @dataclass(frozen=True)
@@ -65,6 +58,7 @@ class Effect:
     compile_s: float | None
     breakeven_calls: float | None
     evidence: tuple[str, str]
+    reasons: tuple[str, ...] = ()  # why it is suspect (empty: it is not)
 
 
 @hookimpl
@@ -75,78 +69,69 @@ def register_analyses() -> list[Analysis]:
             description="Measured effect of precision, pinned memory, channels_last, "
             "checkpointing, pruning and torch.compile against their baselines.",
             analyze=technique_findings,
-            group=SHARED_TABLES,
         )
     ]
 
 
-def technique_effects(results: pd.DataFrame) -> list[Effect]:
-    return per_frame("techniques", results, lambda: _effects(results))
+def technique_effects(tables: Tables) -> list[Effect]:
+    """Every technique row against its baseline, in :data:`TECHNIQUES` order."""
+    out = []
+    for name in TECHNIQUES:
+        out += [effect(name, item) for item in technique_table(tables, name).itertuples()]
+    return out
 
 
-# what an effect reads: itertuples costs per column, twice per technique
-EFFECT_COLUMNS = ("host", "device", "device_kind", "device_model", "workload", "p", "m",
-                  "median_s", "samples_s", "row_id")
-
-
-def _effects(results: pd.DataFrame) -> list[Effect]:
-    rows = latest_ok(results)[list(EFFECT_COLUMNS)]
-    compared: list[tuple[str, Any, Any]] = []  # (technique, baseline row, row)
-    for name, (baseline, _) in TECHNIQUES.items():
-        if rows.empty:
-            break
-        with_param = keep(rows, "p", lambda p, name=name: name in p)
-        bases = {_key(r, name): r for r in with_param.itertuples() if r.p[name] == baseline}
-        for row in with_param.itertuples():
-            base = bases.get(_key(row, name))
-            if row.p[name] != baseline and base is not None:
-                compared.append((name, base, row))
-    cis = bootstrap_ratio_cis([(samples(base), samples(row)) for _, base, row in compared],
-                              resamples=1000)
-    return [effect(*item, ci) for item, ci in zip(compared, cis, strict=True)]
-
-
-def _key(row: Any, name: str) -> tuple[str, str, str, str]:
-    return (str(row.host), str(row.device), str(row.workload), without(row.p, name))
-
-
-def effect(name: str, base: Any, row: Any, ci: tuple[float, float, float]) -> Effect:
-    """The effect of technique ``name`` in ``row`` against ``base``; ``ci`` is the bootstrap
-    (ratio, low, high) of their samples."""
-    value, low, high = ci
-    compile_s = metric(row, "compile_s") if name == "compile" else None
-    saved_time = float(base.median_s) - float(row.median_s)
+def effect(name: str, item: Any) -> Effect:
+    """The effect of technique ``name``: ``item`` is its row of the effects table."""
+    compile_s = metric_value(item.m, "compile_s") if name == "compile" else None
+    saved_time = item.baseline_median_s - item.median_s
     breakeven = compile_s / saved_time if compile_s and saved_time > 0 else None
     return Effect(
-        technique=name, value=row.p[name], host=str(row.host), device=device_label(row),
-        workload=str(row.workload), case=without(row.p, name), speedup=value, low=low,
-        high=high, memory_saved=_memory_saved(base, row), compile_s=compile_s,
-        breakeven_calls=breakeven, evidence=(str(base.row_id), str(row.row_id)),
+        technique=name, value=item.value, host=str(item.host),
+        device=device_label(SimpleNamespace(device=item.device, device_model=item.device_model)),
+        workload=str(item.workload), case=str(item.case), speedup=item.speedup, low=item.low,
+        high=item.high, memory_saved=memory_saved(item), compile_s=compile_s,
+        breakeven_calls=breakeven, evidence=(str(item.baseline_row), str(item.row_id)),
+        reasons=tuple(item.reasons),
     )  # fmt: skip
 
 
-def _memory_saved(base: Any, row: Any) -> float | None:
-    key = PEAK_METRIC.get(str(row.device_kind), "")
-    before, after = metric(base, key), metric(row, key)
-    return 1 - after / before if before and after is not None else None
-
-
-def technique_findings(results: pd.DataFrame) -> list[Finding]:
+def technique_findings(tables: Tables) -> list[Finding]:
     grouped: dict[tuple[str, str, str, str, str], list[Effect]] = {}
-    for item in technique_effects(results):
+    for item in technique_effects(tables):
         key = (item.technique, str(item.value), item.host, item.device, item.workload)
         grouped.setdefault(key, []).append(item)
-    return [_finding(items) for items in grouped.values()]
+    found = [_finding(items) for items in grouped.values()]
+    return found + [a for items in grouped.values() if (a := technique_advice(items))]
 
 
-def label(technique: str, value: Any) -> str:
-    """``bf16 instead of fp32``, ``torch.compile``."""
-    baseline, name = TECHNIQUES[technique]
-    if technique == "precision":
-        return f"{value} instead of {baseline}"
-    if technique == "sparsity":
-        return f"{name} to {float(value) * 100:.0f}% sparsity"
-    return name
+def technique_advice(items: list[Effect]) -> Finding | None:
+    """A recommendation where a technique clearly pays on a device (its usable cases' best
+    interval above :data:`WORTH_IT`), or, for checkpointing, where it saves memory."""
+    usable = [e for e in items if not e.reasons]
+    if not usable:
+        return None
+    head, best = usable[0], max(usable, key=lambda e: e.low)
+    memory = [e.memory_saved for e in usable if e.memory_saved is not None]
+    evidence = [r for e in usable for r in e.evidence]
+    if best.low >= WORTH_IT:
+        name = technique_label(head.technique, best.value)
+        return answered(
+            "recommendation", f"technique-{head.technique}-{best.value}-{head.device}-"
+            f"{head.workload}", f"{head.workload}: use {name} on the {head.device}",
+            f"Use {name} for {head.workload} on the {head.device}: {summary(usable)}.",
+            evidence, workload=head.workload, explanation="Limit: check accuracy yourself; "
+            "benchsite measures speed, not model quality.",
+        )  # fmt: skip
+    if head.technique == "checkpointing" and memory and max(memory) > 0.1:
+        return answered(
+            "recommendation", f"technique-checkpointing-{head.device}-{head.workload}",
+            f"{head.workload}: gradient checkpointing only when memory is short",
+            f"Use gradient checkpointing for {head.workload} on the {head.device} only when the "
+            f"batch does not fit: it saves {percent(max(memory))} of peak memory but makes the "
+            f"step {summary(usable)}.", evidence, workload=head.workload,
+        )  # fmt: skip
+    return None
 
 
 def summary(items: list[Effect]) -> str:
@@ -165,11 +150,15 @@ def summary(items: list[Effect]) -> str:
 
 def _finding(items: list[Effect]) -> Finding:
     head = items[0]
-    name = label(head.technique, head.value)
+    name = technique_label(head.technique, head.value)
     answer = f"On the {head.device} ({head.host}), {name} makes {head.workload} {summary(items)}."
     extra = _extras(items)
     if extra:
         answer += " " + extra
+    suspect = [e for e in items if e.reasons]
+    if suspect:
+        answer += (f" Suspect: {len(suspect)} of {len(items)} cases "
+                   f"({reasons_text(dict.fromkeys(r for e in suspect for r in e.reasons))}).")
     best = max(items, key=lambda e: e.speedup)
     return finding(
         "technique",
@@ -220,8 +209,3 @@ def _table(items: list[Effect]) -> str:
         "is faster), between rows that differ only in this parameter."
     )
     return "\n".join(lines)
-
-
-def case_words(key: str) -> str:
-    """A technique effect's ``case`` key (JSON of the other parameters) in words."""
-    return case_text(json.loads(key)) or "default"

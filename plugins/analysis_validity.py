@@ -28,12 +28,11 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from benchsite.plugins._findings import (
+from benchsite.plugins._shared.findings import (
     ACCELERATOR_KINDS,
     decoded,
     finding,
     metric_value,
-    per_frame,
     precision_of,
     without,
 )
@@ -78,11 +77,11 @@ def prepare_results(results: pd.DataFrame) -> pd.DataFrame:
     if out.empty:
         out["flags"] = pd.Series([], dtype=object)
         return out
-    rows = decoded(results)
-    out["flags"] = row_flags(Checked.of(rows))
-    # the analyses decode ``out`` again otherwise (a second per-frame cache entry, a second
-    # or so on a big store, in each worker): it is ``rows`` with one more column
-    per_frame("decoded", out, lambda: rows.assign(flags=out["flags"]))
+    out = decoded(out)  # its p, m and dev columns are kept: the tables read them too
+    checked = Checked.of(out)
+    out["flags"] = row_flags(checked)
+    # the device's peak at the row's precision: the tables hold precision gains against it
+    out["peak_tflops"] = peak_tflops(checked)
     return out
 
 
@@ -229,6 +228,14 @@ def _peaks(models: pd.Series, keys: pd.Series) -> np.ndarray:
         dtype=float,
     ).reshape(len(model_names), len(key_names))
     return table[model_codes, key_codes]
+
+
+def peak_tflops(c: Checked) -> np.ndarray:
+    """Every row's device peak TFLOP/s at its precision (datasheet for a GPU, the generous CPU
+    bound for a CPU), NaN where unknown."""
+    per_cycle = c.precision.map(CPU_FLOP_PER_CYCLE).to_numpy(float)
+    cpu_bound = c.numbers["logical_cpus"] * CPU_GHZ * per_cycle / 1e3
+    return np.where((c.kind == "cpu").to_numpy(), cpu_bound, _peaks(c.model, c.precision))
 
 
 def _above_peak(c: Checked) -> np.ndarray:

@@ -4,6 +4,7 @@ holds (see ``docs/results-schema.md``)."""
 from __future__ import annotations
 
 import io
+from dataclasses import dataclass
 
 import pandas as pd
 import pyarrow as pa
@@ -13,10 +14,26 @@ import pyarrow.parquet as pq
 
 from benchsite import Page, RenderedPage, hookimpl
 from benchsite.site import Site
-from benchsite.site.context import DataContext, DataFile
+from benchsite.tables.rows import DERIVED_COLUMNS
 from benchsite.units import format_number
 
-SITE_COLUMNS = ("params_obj", "params_text", "variant", "series")
+
+@dataclass(frozen=True)
+class DataFile:
+    name: str
+    href: str
+    size: str
+    description: str
+
+
+@dataclass(frozen=True)
+class DataContext:
+    """``data.html``: the downloadable files and the columns they hold."""
+
+    files: list[DataFile]
+    rows: int
+    columns: list[str]
+
 
 
 @hookimpl
@@ -25,7 +42,7 @@ def register_pages() -> list[Page]:
 
 
 def render(site: Site) -> list[RenderedPage]:
-    frame = site.results.drop(columns=list(SITE_COLUMNS))
+    frame = site.results.drop(columns=list(DERIVED_COLUMNS))
     table = pa.Table.from_pandas(_plain(frame), preserve_index=False)
     parquet, csv = parquet_bytes(table), csv_bytes(table)
     files = [

@@ -3,9 +3,10 @@ evidence page per finding linking every result row it rests on."""
 
 from __future__ import annotations
 
+from benchsite.plugins._shared.pages import render_evidence_pages, render_findings_page
+
 from benchsite import Page, RenderedPage, hookimpl
 from benchsite.site import Site
-from benchsite.site.findings import render_evidence_pages, render_findings_page
 
 
 @hookimpl

@@ -4,16 +4,54 @@ its measured peaks (best TFLOP/s, GB/s and items/s per workload)."""
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
 from benchsite import Page, RenderedPage, hookimpl
-from benchsite.site import Site, frames
-from benchsite.site.context import DeviceView, HardwareContext, HostView, PeakView
+from benchsite.site import Site
+from benchsite.tables.rows import params_text
 from benchsite.units import format_number
 
 LONG_TEXT = 240
+
+
+@dataclass(frozen=True)
+class PeakView:
+    """A device's best measured throughput on one workload."""
+
+    workload: str
+    rate: str
+    params: str
+    href: str
+
+
+@dataclass(frozen=True)
+class DeviceView:
+    """One device of one host: what was captured about it and its measured peaks."""
+
+    name: str
+    kind: str
+    model: str
+    fingerprint: str
+    last_seen: str
+    info: list[tuple[str, str]]
+    peaks: list[PeakView]
+
+
+@dataclass(frozen=True)
+class HostView:
+    name: str
+    devices: list[DeviceView]
+
+
+@dataclass(frozen=True)
+class HardwareContext:
+    """``hardware.html``: every device of every host in the store."""
+
+    hosts: list[HostView]
+
 
 
 @hookimpl
@@ -22,9 +60,9 @@ def register_pages() -> list[Page]:
 
 
 def render(site: Site) -> list[RenderedPage]:
-    peaks = frames.peaks(site.results)
+    peaks = site.tables.peaks
     hosts = []
-    for host, group in frames.devices(site.results).groupby("host", sort=True):
+    for host, group in site.tables.devices.groupby("host", sort=True):
         views = [_device(site, row, peaks) for row in group.itertuples()]
         hosts.append(HostView(str(host), views))
     return [site.render("hardware.html", "hardware.html", HardwareContext(hosts), "hardware")]
@@ -43,7 +81,7 @@ def _device(site: Site, row: Any, peaks: pd.DataFrame) -> DeviceView:
             PeakView(
                 workload=str(peak.workload),
                 rate=f"{format_number(peak.rate)} {peak.unit}",
-                params=frames.params_text(peak.params_obj),
+                params=params_text(peak.params_obj),
                 href=site.row_links[str(peak.row_id)].href,
             )
             for peak in mine.itertuples()

@@ -4,11 +4,20 @@ it like any template."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from markupsafe import Markup
+
 from benchsite import Page, RenderedPage, hookimpl
-from benchsite.site import Site
-from benchsite.site.context import MethodologyContext
-from benchsite.site.sanitize import markdown_html
-from benchsite.site.theme import read_static
+from benchsite.site import Site, markdown_html, read_static
+
+
+@dataclass(frozen=True)
+class MethodologyContext:
+    """``methodology.html``: the methodology text (sanitized Markdown)."""
+
+    html: Markup
+
 
 
 @hookimpl

@@ -4,13 +4,20 @@ all measured."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import pandas as pd
+from benchsite.plugins._shared.pages import (
+    Measured,
+    WorkloadSummary,
+    by_strength,
+    measured,
+    what_to_run,
+    workload_summaries,
+)
 
 from benchsite import Page, RenderedPage, hookimpl
-from benchsite.site import Site, charts, describe, frames
-from benchsite.site.context import HeadlineRow, OverviewContext
-from benchsite.site.findings import by_strength
-from benchsite.site.summaries import measured, what_to_run, workload_summaries
+from benchsite.site import ChartView, FindingView, Site, charts, describe
 from benchsite.units import format_number
 
 TOP_FINDINGS = 6
@@ -19,13 +26,44 @@ HEADLINE_KINDS = ("speedup", "crossover", "multi-gpu", "memory", "batch-scaling"
                   "cpu-threads", "energy-cost")  # fmt: skip
 
 
+@dataclass(frozen=True)
+class HeadlineRow:
+    """One workload's accelerator speedup at the largest size measured on both devices."""
+
+    workload: str
+    href: str
+    variant: str
+    series: str
+    at: str
+    speedup: str
+    interval: str
+    evidence: str
+
+
+@dataclass(frozen=True)
+class OverviewContext:
+    """``index.html``: the headline speedups (table and chart, or what to run to get them), the
+    devices compared, the top findings and recommendations, and when and where it was measured."""
+
+    measured: Measured
+    headline: list[HeadlineRow]
+    headline_chart: ChartView | None
+    missing_speedup: str | None
+    findings: list[FindingView]
+    recommendations: list[FindingView]
+    missing_findings: str | None
+    workloads: list[WorkloadSummary]
+    suspect: list[str] = field(default_factory=list)  # workloads left out of the headline, why
+
+
+
 @hookimpl
 def register_pages() -> list[Page]:
     return [Page(name="overview", nav="Overview", order=0, path="index.html", render=render)]
 
 
 def render(site: Site) -> list[RenderedPage]:
-    top = frames.headline(frames.speedups(site.current))
+    top = site.tables.headline
     findings = [f for f in site.findings if f.kind not in ("recommendation", "faq", "claim")]
     context = OverviewContext(
         measured=measured(site),
@@ -54,6 +92,7 @@ def render(site: Site) -> list[RenderedPage]:
             f"rows. {what_to_run(site)}"
         ),
         workloads=workload_summaries(site),
+        suspect=suspect_lines(site.tables.suspect_headlines),
     )
     return [site.render("overview.html", "index.html", context, "overview")]
 
@@ -72,6 +111,17 @@ def _top_findings(findings: list) -> list:
     chosen = [first_of[kind] for kind in HEADLINE_KINDS if kind in first_of][:TOP_FINDINGS]
     chosen += [f for f in ranked if all(f is not c for c in chosen)]
     return chosen[:TOP_FINDINGS]
+
+
+def suspect_lines(pairs: pd.DataFrame) -> list[str]:
+    """``lstm-infer (precision=bf16) on h200 · cuda:0 at batch = 64: 4.66×, flagged noisy``:
+    the pairs of the workloads left out of the headline because they are suspect."""
+    return [
+        f"{row.workload} ({row.variant}) on {row.series}"
+        + (f" at {row.axis} = {format_number(row.axis_value)}" if pd.notna(row.axis_value) else "")
+        + f": {row.speedup:.3g}×, flagged {', '.join(row.reasons)}"
+        for row in pairs.itertuples()
+    ]
 
 
 def headline_rows(site: Site, top: pd.DataFrame) -> list[HeadlineRow]:

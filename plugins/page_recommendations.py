@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from benchsite.plugins._shared.pages import render_findings_page
+
 from benchsite import Page, RenderedPage, hookimpl
 from benchsite.site import Site
-from benchsite.site.findings import render_findings_page
 
 
 @hookimpl

@@ -3,15 +3,52 @@ every row it stored (each with its anchor, so findings can link to any row)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
 
 from benchsite import Page, RenderedPage, hookimpl
-from benchsite.site import Site, charts, describe, frames
-from benchsite.site.context import RunContext, RunRow, RunsContext
-from benchsite.site.renderer import RUN_PAGE_ROWS
-from benchsite.site.views import CaseTable, case_table
+from benchsite.site import RUN_PAGE_ROWS, CaseTable, ChartView, Site, case_table, charts, describe
+from benchsite.tables.rows import run_order
+
+
+@dataclass(frozen=True)
+class RunRow:
+    """One run in the runs table."""
+
+    host: str
+    run_id: str
+    href: str
+    started: str
+    duration: str
+    profile: str
+    devices: str
+    workloads: int
+    cases: int
+    ok: int
+    skipped: int
+    failed: int
+    version: str
+
+
+@dataclass(frozen=True)
+class RunsContext:
+    """``runs.html``: every run in the store, per host, over time."""
+
+    runs: list[RunRow]
+    chart: ChartView | None
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """``runs/<run>.html``: every row of one run, each with its anchor; a long run continues on
+    numbered pages listed in ``parts`` (label, path)."""
+
+    run: RunRow
+    cases: CaseTable
+    parts: list[tuple[str, str]] = field(default_factory=list)
+
 
 
 @hookimpl
@@ -20,12 +57,12 @@ def register_pages() -> list[Page]:
 
 
 def render(site: Site) -> list[RenderedPage]:
-    table = frames.runs(site.results)
+    table = site.tables.runs
     rows = {str(run.run_id): run_row(site, run) for run in table.itertuples()}
     chart = site.chart(charts.runs_chart(table), "Runs over time", describe.runs_text(table))
     pages = [site.render("runs.html", "runs.html", RunsContext(list(rows.values()), chart), "runs")]
     run_hrefs = {run_id: row.href for run_id, row in rows.items()}
-    ordered = frames.run_order(site.results)
+    ordered = run_order(site.results)
     # one table for every row (made a column at a time, it costs per call, not only per row),
     # then each run's lines: its rows, in frame order
     lines = case_table(ordered, run_hrefs).lines

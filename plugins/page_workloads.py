@@ -4,15 +4,63 @@ with its anchor, the workload's findings, and the commands that reproduce it."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import pandas as pd
+from benchsite.plugins._shared.pages import (
+    PER_PAGE,
+    WorkloadSummary,
+    by_strength,
+    reproduce_commands,
+    what_to_run,
+    workload_summaries,
+)
 
 from benchsite import Page, RenderedPage, hookimpl
-from benchsite.site import Site, charts, describe, frames
-from benchsite.site.context import WorkloadContext, WorkloadIndexContext
-from benchsite.site.findings import PER_PAGE, by_strength
-from benchsite.site.renderer import WORKLOAD_TABLE_ROWS
-from benchsite.site.summaries import reproduce_commands, what_to_run, workload_summaries
-from benchsite.site.views import CaseTable, ChartView, case_table
+from benchsite.site import (
+    WORKLOAD_TABLE_ROWS,
+    CaseTable,
+    ChartView,
+    FindingView,
+    Site,
+    case_table,
+    charts,
+    describe,
+)
+from benchsite.tables.rows import best_rate, metric_frame
+
+# the memory collector's metrics that the memory chart draws
+MEMORY_METRICS = (
+    "memory.gpu_peak_allocated_bytes",
+    "memory.gpu_peak_reserved_bytes",
+    "memory.cpu_peak_rss_bytes",
+)
+
+
+@dataclass(frozen=True)
+class WorkloadIndexContext:
+    """``workloads/index.html``: every workload in the store."""
+
+    workloads: list[WorkloadSummary]
+
+
+@dataclass(frozen=True)
+class WorkloadContext:
+    """``workloads/<name>.html``: the charts (time, speedup with crossover, throughput,
+    memory), what could not be charted and why, every current case (or, when there are too many
+    for one page, empty: ``runs`` (label, path) then lists the run pages that hold them), the
+    workload's findings and the commands that reproduce it."""
+
+    name: str
+    description: str
+    axis: str
+    charts: list[ChartView]
+    not_charted: list[str]
+    cases: CaseTable
+    findings: list[FindingView]
+    commands: list[str]
+    runs: list[tuple[str, str]] = field(default_factory=list)
+
 
 
 @hookimpl
@@ -27,7 +75,7 @@ def register_pages() -> list[Page]:
 def render(site: Site) -> list[RenderedPage]:
     index = WorkloadIndexContext(workload_summaries(site))
     pages = [site.render("workloads.html", "workloads/index.html", index, "workloads")]
-    speed = frames.speedups(site.current)
+    speed = site.tables.speedups
     run_hrefs = {str(run): site.run_path(str(run)) for run in site.results["run_id"].unique()}
     for name, rows in site.current.groupby("workload", sort=True):
         context = workload_context(site, str(name), rows, speed, run_hrefs)
@@ -63,7 +111,7 @@ def workload_charts(
     site: Site, rows: pd.DataFrame, speed: pd.DataFrame, axis: str
 ) -> tuple[list[ChartView], list[str]]:
     """The charts this workload's rows allow, and a sentence for each one they do not."""
-    good = frames.ok_rows(rows)
+    good = rows[rows["ok"].to_numpy(bool)]
     swept = good[good["axis_value"].notna()]
     if not axis or swept.empty:
         return [], ["No chart: these cases sweep no parameter or none succeeded; see the table."]
@@ -83,13 +131,15 @@ def workload_charts(
 
 def _speedup(site: Site, speed: pd.DataFrame, axis: str, made: list, missing: list) -> None:
     swept = speed[speed["axis_value"].notna()]
+    workload = set(swept["workload"])
     if swept.empty:
         missing.append(
             "Speedup over the CPU: needs the same cases measured on a CPU and an "
             "accelerator of one host. " + what_to_run(site)
         )
         return
-    crossings = frames.crossovers(swept)
+    crossings = site.tables.crossovers
+    crossings = crossings[crossings["workload"].isin(workload)]
     made.append(
         site.chart(
             charts.speedup_chart(swept, crossings, axis),
@@ -101,7 +151,7 @@ def _speedup(site: Site, speed: pd.DataFrame, axis: str, made: list, missing: li
 
 def _rate(site: Site, swept: pd.DataFrame, axis: str, made: list, missing: list) -> None:
     preferred = (("items_per_s", "items/s"),) if axis == "batch" else ()
-    found = [(c, u) for c, u in preferred if swept[c].notna().any()] or [frames.best_rate(swept)]
+    found = [(c, u) for c, u in preferred if swept[c].notna().any()] or [best_rate(swept)]
     if found[0] is None:
         missing.append("Throughput: the workload declares no FLOPs, bytes or items per call.")
         return
@@ -117,7 +167,7 @@ def _rate(site: Site, swept: pd.DataFrame, axis: str, made: list, missing: list)
 
 
 def _memory(site: Site, swept: pd.DataFrame, axis: str, made: list, missing: list) -> None:
-    long = frames.metric_frame(swept, frames.MEMORY_METRICS)
+    long = metric_frame(swept, MEMORY_METRICS)
     if long.empty:
         missing.append(
             "Memory: these rows hold no memory metrics (the memory collector "

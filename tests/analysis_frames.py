@@ -51,7 +51,7 @@ def row(
     kind = "cpu" if device == "cpu" else "cuda"
     info = dict(info or (CPU_INFO if kind == "cpu" else GPU_INFO))
     axis = columns.pop("axis", "batch" if "batch" in params else "size" if "size" in params
-                       else None)  # fmt: skip
+                       else "threads" if "threads" in params else None)  # fmt: skip
     values = samples if samples is not None else spread_samples(median_s)
     items = columns.pop("items", params.get("batch", 1))
     base = {

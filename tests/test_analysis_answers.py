@@ -7,7 +7,7 @@ import re
 
 import pytest
 from analysis_frames import frame, row
-from benchsite.plugins._findings import without
+from benchsite.plugins._shared.findings import without
 
 from benchsite import store
 from benchsite.analysis import analyse

@@ -16,6 +16,8 @@ from benchsite.plugins import (
     analysis_techniques,
 )
 
+from benchsite.tables import Tables
+
 QUOTA_2 = {**CPU_INFO, "cgroup_cpu_quota": 2.0, "usable_cpus": 2}
 
 
@@ -26,7 +28,8 @@ def _threads(times: dict[int, float], info: dict, op: str = "matmul") -> list[di
 
 def test_flat_thread_curve_is_flagged_with_the_cgroup_quota_as_reason(tmp_path):
     results = frame(_threads({1: 1.0, 2: 0.5, 4: 0.5, 8: 0.5}, QUOTA_2), tmp_path)
-    (found,) = analysis_cpu_threads.cpu_thread_findings(results)
+    found, advice = analysis_cpu_threads.cpu_thread_findings(Tables.of(results))
+    assert advice.kind == "recommendation" and "Use about 2 threads" in advice.answer
     assert found.numbers["scales"] is False
     assert found.numbers["speedup"] == pytest.approx(2.0)
     assert found.numbers["efficiency"] == pytest.approx(0.25)
@@ -38,7 +41,8 @@ def test_linear_thread_curve_scales_and_memory_bound_reason(tmp_path):
     bound = [dict(r, flops=1e6, bytes=1e6, workload="cpu-threads") for r in
              _threads({1: 1.0, 2: 0.9, 4: 0.9}, CPU_INFO, op="copy")]
     found = {f.numbers["scales"]: f for f in
-             analysis_cpu_threads.cpu_thread_findings(frame(linear + bound, tmp_path))}
+             analysis_cpu_threads.cpu_thread_findings(Tables.of(frame(linear + bound, tmp_path)))
+             if f.kind == "cpu-threads"}
     assert found[True].numbers["efficiency"] == pytest.approx(1.0)
     assert "memory-bound" in found[False].answer
 
@@ -48,7 +52,7 @@ def test_batch_saturation_is_the_first_batch_after_which_growth_is_below_10_perc
     times = {1: 1 / 1000, 4: 4 / 4000, 16: 16 / 8000, 64: 64 / 8400, 256: 256 / 8500}
     results = frame([row("mlp-train", "cuda:0", t, {"batch": b}) for b, t in times.items()],
                     tmp_path)
-    (found,) = analysis_batch_scaling.saturation_table(results)
+    (found,) = analysis_batch_scaling.saturation_table(Tables.of(results))
     assert found.batch == 16.0 and found.items_per_s == pytest.approx(8000)
 
 
@@ -60,9 +64,9 @@ def test_memory_per_sample_is_the_slope_and_gpu_memory_limit_is_named(tmp_path):
                     metrics={"max_batch": 8192, "max_batch_limit_bytes": 2**34}))
     rows.append(row("max-batch", "cuda:0", 1.0, {"model": "mlp"}, metrics={"max_batch": 2048}))
     results = frame(rows, tmp_path)
-    (line,) = analysis_memory.memory_lines(results)
+    (line,) = analysis_memory.memory_lines(Tables.of(results))
     assert line.per_sample == pytest.approx(2e6) and line.fixed == pytest.approx(5e8)
-    found = analysis_memory.memory_findings(results)
+    found = analysis_memory.memory_findings(Tables.of(results))
     limit = next(f for f in found if f.workload == "max-batch")
     # the CPU searched within 16 GiB of its 256 GiB: all of it holds 16× the 8,192 found
     assert "would hold about 131,072" in limit.answer
@@ -81,8 +85,8 @@ def test_compile_breakeven_and_checkpointing_memory(tmp_path):
         row("transformer-train", "cuda:0", 1.3e-3, {"batch": 8, "checkpointing": True},
             metrics={peak: 4e8}),
     ]
-    effects = {e.technique: e for e in analysis_techniques.technique_effects(frame(rows,
-                                                                                    tmp_path))}
+    effects = {e.technique: e for e in analysis_techniques.technique_effects(Tables.of(frame(rows,
+                                                                                    tmp_path)))}
     assert effects["compile"].speedup == pytest.approx(2.0)
     assert effects["compile"].breakeven_calls == pytest.approx(5000)
     assert effects["checkpointing"].memory_saved == pytest.approx(0.6)
@@ -92,7 +96,7 @@ def test_compile_breakeven_and_checkpointing_memory(tmp_path):
 def test_efficiency_is_a_share_of_the_measured_peak(tmp_path):
     rows = [row("matmul", "cuda:0", 1e-3, {"size": 4096, "precision": "bf16"}, tflops=500.0),
             row("mlp-train", "cuda:0", 1e-3, {"batch": 64, "precision": "bf16"}, tflops=125.0)]
-    found = analysis_efficiency.efficiency_findings(frame(rows, tmp_path))
+    found = analysis_efficiency.efficiency_findings(Tables.of(frame(rows, tmp_path)))
     share = next(f for f in found if f.workload == "mlp-train")
     assert share.numbers["best_share"] == pytest.approx(0.25)
     assert "25%" in share.answer
@@ -101,7 +105,7 @@ def test_efficiency_is_a_share_of_the_measured_peak(tmp_path):
 def test_a_workload_above_the_stored_peak_says_the_peak_is_missing_not_a_share_above_100(tmp_path):
     rows = [row("matmul", "cpu", 1e-3, {"size": 64, "precision": "fp32"}, tflops=0.002),
             row("mlp-train", "cpu", 1e-3, {"batch": 64, "precision": "fp32"}, tflops=0.004)]
-    found = analysis_efficiency.efficiency_findings(frame(rows, tmp_path))
+    found = analysis_efficiency.efficiency_findings(Tables.of(frame(rows, tmp_path)))
     share = next(f for f in found if f.workload == "mlp-train")
     assert share.strength == "weak" and "%" not in share.answer
     assert "does not hold the device's peak" in share.answer
@@ -112,16 +116,16 @@ def test_energy_per_item_known_and_unavailable_said_plainly(tmp_path):
                 metrics={"nvml.energy_j": 50.0, "measured_calls": 10,
                          "cost.usd_per_hour": 3.6}),
             row("mlp-train", "cpu", 1e-2, {"batch": 100}, metrics={"measured_calls": 10})]
-    table = analysis_energy_cost.energy_table(frame(rows, tmp_path))
+    table = analysis_energy_cost.energy_table(Tables.of(frame(rows, tmp_path)))
     gpu = table[table["kind"] == "cuda"].iloc[0]
     assert gpu.j_per_item == pytest.approx(0.05)
     assert gpu.usd_per_million == pytest.approx(3.6 / 3600 * 1e-3 / 100 * 1e6)
-    stale = analysis_energy_cost.energy_table(frame(
+    stale = analysis_energy_cost.energy_table(Tables.of(frame(
         [row("mlp-train", "cuda:0", 1e-3, {"batch": 100},
-             metrics={"nvml.energy_j": 0.0, "measured_calls": 10})], tmp_path / "stale"))
+             metrics={"nvml.energy_j": 0.0, "measured_calls": 10})], tmp_path / "stale")))
     assert stale["j_per_item"].isna().all()  # a counter that did not move is not 0 J
-    unavailable = analysis_energy_cost.energy_cost_findings(
-        frame([row("mlp-train", "cpu", 1e-2, {"batch": 1})], tmp_path / "cpu-only"))
+    unavailable = analysis_energy_cost.energy_cost_findings(Tables.of(
+        frame([row("mlp-train", "cpu", 1e-2, {"batch": 1})], tmp_path / "cpu-only")))
     assert unavailable[0].strength == "none" and "unavailable" in unavailable[0].answer
 
 
@@ -137,11 +141,11 @@ def _train(workload: str, n: int, step_s: float, peak: float, scaling: str = "st
 
 def test_strong_scaling_efficiency_and_missing_multi_gpu(tmp_path):
     rows = [_train("ddp-train", n, t, 1e9) for n, t in ((1, 1.0), (2, 0.625))]
-    found = analysis_multi_gpu.multi_gpu_findings(frame(rows, tmp_path))
+    found = analysis_multi_gpu.multi_gpu_findings(Tables.of(frame(rows, tmp_path)))
     (case,) = [f for f in found if "efficiency" in f.numbers]
     assert case.numbers["efficiency"] == {"2": pytest.approx(0.8)}
-    empty = analysis_multi_gpu.multi_gpu_findings(
-        frame([row("matmul", "cpu", 1.0, {"size": 64})], tmp_path / "none"))
+    empty = analysis_multi_gpu.multi_gpu_findings(Tables.of(
+        frame([row("matmul", "cpu", 1.0, {"size": 64})], tmp_path / "none")))
     assert empty[0].strength == "none" and empty[0].evidence == ()
 
 
@@ -154,7 +158,8 @@ def test_scaling_memory_and_hosts_are_compared_within_a_host_only(tmp_path):
         # a second machine, twice as slow on one device: must not become anyone's baseline
         _train("ddp-train", 1, 2.0, 30e9, host="host-b"),
     ]  # fmt: skip
-    found = analysis_multi_gpu.summary_findings(frame(rows, tmp_path))
+    found = [f for f in analysis_multi_gpu.multi_gpu_findings(Tables.of(frame(rows, tmp_path)))
+             if "efficiency" not in f.numbers]
     scaling, memory = found
     assert scaling.explanation.splitlines() == [
         "- DDP, transformer, weak: 1.90× (95% efficiency, weak scaling)",
@@ -173,7 +178,7 @@ def test_hosts_side_by_side_on_common_cases(tmp_path):
     rows = [row("matmul", "cpu", 4.0, {"size": 64}, host="laptop"),
             row("matmul", "cuda:0", 1.0, {"size": 64}, host="server"),
             row("matmul", "cpu", 9.0, {"size": 128}, host="laptop")]  # not common: ignored
-    (found,) = analysis_hosts.host_findings(frame(rows, tmp_path))
+    (found,) = analysis_hosts.host_findings(Tables.of(frame(rows, tmp_path)))
     speeds = found.numbers["relative_speed"]
     assert speeds["NVIDIA H200 (cuda:0) on server"] == pytest.approx(1.0)
     assert speeds["Test CPU (cpu) on laptop"] == pytest.approx(0.25)
@@ -185,5 +190,5 @@ def test_an_out_of_memory_case_re_run_with_success_no_longer_counts(tmp_path):
     rows = [row("max-batch", "cuda:0", 1.0, case, run=0, status="oom"),
             row("max-batch", "cuda:0", 1.0, case, run=1, metrics={"max_batch": 512})]
     results = frame(rows, tmp_path)
-    assert analysis_memory.oom_rows(results) == []
-    assert analysis_memory.oom_rows(frame(rows[:1], tmp_path / "only")) == [rows[0]["row_id"]]
+    assert analysis_memory.oom_rows(Tables.of(results)) == []
+    assert analysis_memory.oom_rows(Tables.of(frame(rows[:1], tmp_path / "only"))) == [rows[0]["row_id"]]

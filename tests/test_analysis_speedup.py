@@ -6,14 +6,16 @@ import math
 
 import pytest
 from analysis_frames import frame, ids, row
-from benchsite.plugins.analysis_crossover import crossover_findings, crossover_table
+from benchsite.plugins.analysis_crossover import crossover_findings
 from benchsite.plugins.analysis_speedup import speedup_findings
+
+from benchsite.tables import Tables
 
 
 def test_known_speedup_with_its_confidence_interval(tmp_path):
     results = frame([row("mlp-train", "cpu", 64e-3, {"batch": 256}),
                      row("mlp-train", "cuda:0", 1e-3, {"batch": 256})], tmp_path)
-    (found,) = speedup_findings(results)
+    (found,) = speedup_findings(Tables.of(results))
     assert found.numbers["best_speedup"] == pytest.approx(64.0)
     low, high = found.numbers["best_ci"]
     assert 60 < low < 64 < high < 68  # ±2% spread on each side gives a narrow interval
@@ -29,7 +31,7 @@ def test_best_and_worst_case_and_failures_are_not_evidence(tmp_path):
     rows.append(row("mlp-train", "cuda:0", 1e-3, {"batch": 4096}, status="error"))
     rows.append(row("mlp-train", "cpu", 1e-3, {"batch": 4096}))
     results = frame(rows, tmp_path)
-    (found,) = speedup_findings(results)
+    (found,) = speedup_findings(Tables.of(results))
     assert found.numbers["best_speedup"] == pytest.approx(128.0)
     assert found.numbers["worst_speedup"] == pytest.approx(0.5)
     assert "2× slower" in found.answer
@@ -38,7 +40,7 @@ def test_best_and_worst_case_and_failures_are_not_evidence(tmp_path):
 
 def test_cpu_only_store_says_plainly_that_no_gpu_was_measured(tmp_path):
     results = frame([row("matmul", "cpu", 1e-3, {"size": 64})], tmp_path)
-    (found,) = speedup_findings(results)
+    (found,) = speedup_findings(Tables.of(results))
     assert found.strength == "none" and found.evidence == ()
     assert "Only the CPU was measured" in found.answer
     assert "benchsite run" in found.explanation
@@ -58,12 +60,12 @@ def test_known_crossover_interpolated_log_log_with_and_without_transfers(tmp_pat
     # with copies: 0.25× at 256, 4× at 1024 → crossing at 512 exactly
     rows = _matmul(64, 1.0, 2.0, 8.0) + _matmul(256, 2.0, 1.0, 8.0) + _matmul(1024, 8.0, 1.0, 2.0)
     results = frame(rows, tmp_path)
-    crossings = {c.include_transfer: c for c in crossover_table(results)}
+    crossings = {c.include_transfer: c for c in Tables.of(results).crossovers.itertuples()}
     assert crossings[False].outcome == "crosses"
-    assert crossings[False].value == pytest.approx(128.0)
+    assert crossings[False].crossover == pytest.approx(128.0)
     assert crossings[False].below == (64.0, pytest.approx(0.5))
-    assert crossings[True].value == pytest.approx(512.0)
-    (found,) = crossover_findings(results)
+    assert crossings[True].crossover == pytest.approx(512.0)
+    (found,) = crossover_findings(Tables.of(results))
     assert "size ≈ 128" in found.answer and "size ≈ 512" in found.answer
     assert "interpolated" in found.answer
     assert len(found.evidence) == len(rows)
@@ -75,7 +77,8 @@ def test_crossover_when_one_device_always_wins(tmp_path):
     rows += [row("lstm-infer", "cpu", 0.5, {"batch": b}) for b in (1, 4)]
     rows += [row("lstm-infer", "cuda:0", 1.0, {"batch": b}) for b in (1, 4)]
     results = frame(rows, tmp_path)
-    outcomes = {c.workload: c for c in crossover_table(results)}
+    outcomes = {c.workload: c for c in Tables.of(results).crossovers.itertuples()}
     assert outcomes["mlp-train"].outcome == "gpu-always"
     assert outcomes["lstm-infer"].outcome == "cpu-always"
-    assert all(c.value is None or math.isfinite(c.value) for c in outcomes.values())
+    assert outcomes["mlp-train"].crossover == 1.0  # from the smallest measured batch on
+    assert math.isnan(outcomes["lstm-infer"].crossover)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -60,26 +62,34 @@ def ran(name):
         return [Finding(id=name, kind="note", title=name, answer=" ".join([str(os.getpid()), *SEEN]))]
     return analyze
 
+def builds_on(tables, findings):
+    SEEN.append("b")
+    mine = [f.id for f in findings if f.kind == "note"]
+    return [Finding(id="b", kind="note", title="b", answer=" ".join([str(os.getpid()), *mine]),
+                    numbers={"pairs": len(tables.speedups)})]
+
 @hookimpl
 def register_analyses():
     return [Analysis(name="a", description="d", analyze=ran("a"), group="g"),
-            Analysis(name="b", description="d", analyze=ran("b")),
-            Analysis(name="c", description="d", analyze=ran("c"), group="g")]
+            Analysis(name="b", description="d", analyze=builds_on),
+            Analysis(name="c", description="d", analyze=ran("c"))]
 """
 
 
-def test_analyses_of_a_group_run_one_after_another_in_one_process(tmp_path, benchsite_plugins):
+def test_analyses_run_once_in_this_process_and_those_taking_findings_last(tmp_path,
+                                                                         benchsite_plugins):
     (tmp_path / "grouped.py").write_text(GROUPED)
     plugins = benchsite_plugins(str(tmp_path / "grouped.py"))
     rows = store.read_results(EXAMPLE_RESULTS)
-    names = analysis.analysis_jobs(plugins, rows).names
-    assert ("a", "c") in names[: names.index(("b",))]  # groups start first
-    analysed = analysis.analyse(plugins, rows)
+    with pytest.warns(DeprecationWarning, match="group"):
+        analysed = analysis.analyse(plugins, rows)
     mine = [finding for finding in analysed.findings if finding.id in {"a", "b", "c"}]
     assert [finding.id for finding in mine] == ["a", "b", "c"]  # in the order registered
-    (a_pid, *_), _, (c_pid, *c_saw) = (finding.answer.split() for finding in mine)
-    assert c_pid == a_pid and c_saw[-2:] == ["a", "c"]
-    assert analysed.of_kind("speedup") and analysed.of_kind("claim")  # the built-in group ran
+    pids = {finding.answer.split()[0] for finding in mine}
+    assert pids == {str(os.getpid())}
+    assert mine[1].answer.split()[1:] == ["a", "c"]  # b ran after a and c and got their findings
+    assert mine[1].numbers["pairs"] == len(analysed.tables.speedups) > 0
+    assert analysed.of_kind("speedup") and analysed.of_kind("claim")
 
 
 @pytest.fixture(scope="module")

@@ -216,7 +216,7 @@ def test_an_empty_store_runs_the_quick_suite_first_and_says_so(tmp_path, monkeyp
     report = build_site(BuildOptions(results=tmp_path / "empty", out=tmp_path / "site"), Reporter())
     assert report.ran_suite and calls[0].profile == "quick"
     assert "running the quick suite" in notices[0]
-    names = ("plugins", "read", "prepare", "site", "analyse", "pages", "assets")
+    names = ("plugins", "read", "analyse", "site", "pages", "assets")
     assert stages == [(name, index, len(names)) for index, name in enumerate(names)]
     assert (tmp_path / "site" / "index.html").exists()
 

@@ -8,7 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchsite.site import charts, describe, frames
+from benchsite.site import charts, describe
+from benchsite.tables import curves, inventory
+from benchsite.tables.rows import prepare
 from benchsite.units import format_rate_of, format_seconds, rate_texts, seconds_texts
 
 
@@ -44,33 +46,38 @@ def test_time_chart_stays_linear_for_a_narrow_range_and_facets_by_variant():
 
 
 def speed_frame() -> pd.DataFrame:
+    """Three pairs of one series, as :attr:`benchsite.tables.Tables.speedups` has them."""
     return pd.DataFrame({
         "axis_value": [1.0, 100.0, 10_000.0], "speedup": [0.1, 10.0, 40.0],
         "low": [0.08, 8.0, 30.0], "high": [0.12, 12.0, 50.0], "series": "cuda:0",
-        "variant": "all", "workload": "w",
+        "variant": "all", "workload": "w", "host": "h", "device": "cuda:0",
+        "gpu_label": "GPU (cuda:0)", "cpu_label": "CPU", "axis": "size",
+        "params": [{"size": 1}, {"size": 100}, {"size": 10_000}], "include_transfer": False,
+        "cpu_row": ["c1", "c2", "c3"], "gpu_row": ["g1", "g2", "g3"], "suspect": False,
+        "reasons": [(), (), ()],
     })
 
 
 def test_crossover_is_interpolated_geometrically_between_the_points_around_break_even():
-    (row,) = frames.crossovers(speed_frame()).itertuples()
+    (row,) = curves.crossovers(speed_frame()).itertuples()
     assert row.where == "between" and math.isclose(row.crossover, 10.0)
 
 
 @pytest.mark.parametrize(("ratios", "where"), [([2, 3, 4], "below"), ([0.5, 2, 0.9], "never")])
 def test_crossover_outside_the_range_is_named(ratios, where):
-    assert frames.crossovers(speed_frame().assign(speedup=ratios))["where"].tolist() == [where]
+    assert curves.crossovers(speed_frame().assign(speedup=ratios))["where"].tolist() == [where]
 
 
 def test_speedup_chart_marks_break_even_and_the_crossover():
     speed = speed_frame()
-    spec = charts.speedup_chart(speed, frames.crossovers(speed), "size").to_dict()
+    spec = charts.speedup_chart(speed, curves.crossovers(speed), "size").to_dict()
     assert layer_marks(spec) == ["area", "line", "rule", "rule"]
     assert spec["layer"][2]["encoding"]["y"] == {"datum": 1}
     assert spec["layer"][3]["encoding"]["x"]["field"] == "crossover"
     (values,) = spec["datasets"].values()
     assert values[0]["crossover"] == pytest.approx(10.0)
     assert "overtakes the CPU from size ≈ 10" in describe.speedup_text(
-        speed, frames.crossovers(speed), "size")
+        speed, curves.crossovers(speed), "size")
 
 
 def test_headline_chart_shows_each_workload_with_its_interval():
@@ -80,19 +87,6 @@ def test_headline_chart_shows_each_workload_with_its_interval():
     assert layer_marks(spec) == ["rule", "point", "rule"]
     assert spec["layer"][0]["encoding"]["x"]["scale"]["type"] == "log"
     assert "b (all) on cuda:0: 200×" in describe.headline_text(top)
-
-
-def test_speedups_pair_cpu_and_accelerator_rows_of_one_host_with_a_conservative_interval():
-    def row(host, device, kind, median):
-        return {"host": host, "device": device, "device_kind": kind, "workload": "w",
-                "case_key": "w?1", "status": "ok", "median_s": median, "ci_low_s": median * 0.9,
-                "ci_high_s": median * 1.1, "row_id": f"{host}{device}", "axis_value": 1.0,
-                "series": device, "variant": "all"}
-    current = pd.DataFrame([row("a", "cpu", "cpu", 1.0), row("a", "cuda:0", "cuda", 0.1),
-                            row("b", "cuda:0", "cuda", 0.01)])
-    (pair,) = frames.speedups(current).itertuples()
-    assert pair.host == "a" and pair.speedup == pytest.approx(10.0)
-    assert pair.low == pytest.approx(0.9 / 0.11) and pair.high == pytest.approx(1.1 / 0.09)
 
 
 def test_runs_chart_has_one_point_per_run():
@@ -107,10 +101,13 @@ def test_runs_chart_has_one_point_per_run():
 
 def test_headline_takes_the_largest_size_and_the_variant_with_the_median_speedup():
     speed = pd.DataFrame({
-        "series": "cuda:0", "workload": "w", "axis_value": [1.0, 8.0, 8.0, 8.0],
-        "variant": ["a", "a", "b", "c"], "speedup": [0.5, 30.0, 10.0, 20.0],
+        "series": "cuda:0", "workload": "w", "axis_value": [1.0, 8.0, 8.0, 8.0, 8.0, 8.0],
+        "variant": ["a", "a", "b", "c", "d", "e"], "speedup": [0.5, 30.0, 10.0, 20.0, 90, 80],
+        "suspect": [False, False, False, False, True, False],
+        "include_transfer": [False, False, False, False, False, True],
     })
-    (row,) = frames.headline(speed).itertuples()
+    # d is suspect and e includes copies: neither is a headline, nor shifts the median
+    (row,) = curves.headline(speed).itertuples()
     assert (row.variant, row.speedup) == ("c", 20.0)
 
 
@@ -118,8 +115,9 @@ def test_a_world_size_axis_joins_the_device_groups_of_one_kind_into_one_line_of_
     rows = pd.DataFrame({
         "host": "h", "device": ["cuda:0", "cuda:0-1", "cuda:0-3"], "device_kind": "cuda",
         "axis": "world_size", "params": [f'{{"world_size": {n}}}' for n in (1, 2, 4)],
+        "status": "ok", "median_s": 1.0,
     })
-    prepared = frames.prepare(rows)
+    prepared = prepare(rows)
     assert prepared["series"].unique().tolist() == ["cuda"]
     data = prepared.assign(axis_value=[1.0, 2.0, 4.0], median_s=[1.0, 0.6, 0.4],
                            ci_low_s=0.0, ci_high_s=2.0)
@@ -143,7 +141,7 @@ def test_a_peak_measured_out_of_a_cache_gives_way_to_a_real_one():
         "tflops": None, "gbps": [192.0, 70.0], "items_per_s": None, "median_s": 1e-3,
         "flags": [("in-cache",), ()],
     })
-    (best,) = frames.peaks(frames.prepare(rows)).itertuples()
+    (best,) = inventory.peaks(prepare(rows)).itertuples()
     assert best.row_id == "dram" and best.rate == 70.0
 
 
@@ -154,13 +152,13 @@ def test_a_run_starts_at_the_time_in_its_id_and_lists_only_devices_that_ran():
         "row_id": ["a", "b", "c"], "status": ["ok", "skipped", "ok"], "profile": "full",
         "benchsite_version": "0", "device": ["cuda:0", "cuda×4", "cpu"], "workload": "w",
     })
-    one, other = frames.runs(rows).sort_values("run_id").itertuples()
+    one, other = inventory.runs(rows).sort_values("run_id").itertuples()
     assert one.started == pd.Timestamp("2026-11-30 17:31:43", tz="UTC")
     assert one.devices == "cuda:0" and other.started == pd.Timestamp("2026-11-30 18:00", tz="UTC")
 
 
 def test_a_finding_chart_of_one_line_has_no_legend_and_of_several_one_colour_each():
-    from benchsite.plugins._charts import ratio_chart
+    from benchsite.plugins._shared.charts import ratio_chart
 
     one = pd.DataFrame({"size": [1.0, 2.0], "value": [2.0, 3.0], "low": [1.5, 2.5],
                         "high": [2.5, 3.5], "case": ["", ""]})  # fmt: skip

@@ -1,36 +1,51 @@
-"""Turning the store into findings: apply ``prepare_results``, then every analysis plugin.
+"""Turning the store into findings: apply ``prepare_results``, compute the tables once, then run
+every analysis plugin on them, one after another, in this process.
 
-An analysis that raises is reported by name and skipped; the site still builds. Analyses run
-side by side on every core (:mod:`benchsite.jobs`), so one must not rely on another's side
-effects; an analysis that builds on another calls it (and caches per frame, as the built-in
-helpers do). Analyses of one ``group`` run one after another in one process, so that what they
-cache in common is computed once.
+An analysis' ``analyze`` is called with the arguments it names (as pluggy calls hooks):
+
+- ``results``: the prepared results data frame (every row; the form every release accepts);
+- ``tables``: the :class:`benchsite.tables.Tables` of this build — current, usable and suspect
+  rows, speedups, crossovers, scaling curves — computed once and shared by every analysis;
+- ``findings``: the findings of every analysis that does not take ``findings`` (those run
+  first), for answers that build on other analyses (FAQ, claims, recommendations).
+
+An analysis that raises is reported by name and skipped; the site still builds.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
+import inspect
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import pandas as pd
 
 from benchsite import registry
 from benchsite.errors import describe_exception
-from benchsite.jobs import run_jobs
 from benchsite.plugin_manager import Plugins
 from benchsite.records import Finding
 from benchsite.specs import chart_spec
+from benchsite.tables import Tables
+
+ARGUMENTS = ("results", "tables", "findings")
 
 
 @dataclass
 class Analysed:
-    """The prepared results, every finding, and the analyses that failed (name → error)."""
+    """The prepared results, their tables, every finding, and the analyses that failed
+    (name → error)."""
 
     results: pd.DataFrame
     findings: list[Finding]
     errors: dict[str, str] = field(default_factory=dict)
+    tables: Tables | None = None
+
+    def __post_init__(self) -> None:
+        if self.tables is None:
+            self.tables = Tables.of(self.results)
 
     def of_kind(self, kind: str) -> list[Finding]:
         return [finding for finding in self.findings if finding.kind == kind]
@@ -47,76 +62,70 @@ def prepare_results(plugins: Plugins, results: pd.DataFrame) -> pd.DataFrame:
 
 
 def analyse(plugins: Plugins, results: pd.DataFrame) -> Analysed:
-    """Prepare the results and run every registered analysis on them, side by side
-    (:func:`benchsite.jobs.run_jobs`); findings come in the order the analyses are registered."""
-    analysed = Analysed(prepare_results(plugins, results), [])  # hook: prepare_results
-    analyses = analysis_jobs(plugins, analysed.results)
-    analyses.collect(analysed, run_jobs(analyses.jobs))
+    """Prepare the results (hook: prepare_results), compute their tables, and run every
+    registered analysis (hook: register_analyses): first those that take no ``findings``, then
+    those that do; findings come in the order the analyses are registered."""
+    prepared = prepare_results(plugins, results)
+    analysed = Analysed(prepared, [], tables=Tables.of(prepared))
+    registered = {name: reg.item for name, reg in registry.analyses(plugins).items()}
+    outputs: dict[str, tuple[list[Finding], str | None]] = {}
+    for later in (False, True):
+        earlier = [f for name in registered for f in outputs.get(name, ([], None))[0]]
+        for name, item in registered.items():
+            if _wants(item.analyze, "findings") == later:
+                outputs[name] = run_analysis(item, analysed, earlier)
+    for name in registered:
+        found, error = outputs[name]
+        analysed.findings.extend(found)
+        if error is not None:
+            analysed.errors[name] = error
     return analysed
 
 
-AnalysisOutput = tuple[list[Finding], str | None]  # an analysis' findings, or why it failed
-Analyze = Callable[[pd.DataFrame], list[Finding]]
-
-
-@dataclass(frozen=True)
-class AnalysisJobs:
-    """The jobs that run every analysis: job ``i`` runs the analyses ``names[i]``, one after
-    another, and returns their outputs in that order. The first ``groups`` jobs run the groups
-    (:class:`benchsite.records.Analysis` ``group``): they run several analyses, so they are
-    likely the longest jobs, which are best started first. ``order`` is every analysis' name as
-    registered."""
-
-    names: list[tuple[str, ...]]
-    jobs: list[Callable[[], list[AnalysisOutput]]]
-    groups: int
-    order: list[str]
-
-    def collect(self, analysed: Analysed, outputs: list[list[AnalysisOutput]]) -> None:
-        """Add the jobs' outputs to ``analysed``, in the order the analyses are registered."""
-        by_name = {
-            name: output
-            for names, job_outputs in zip(self.names, outputs, strict=True)
-            for name, output in zip(names, job_outputs, strict=True)
-        }
-        for name in self.order:
-            findings, error = by_name[name]
-            analysed.findings.extend(findings)
-            if error is not None:
-                analysed.errors[name] = error
-
-
-def analysis_jobs(plugins: Plugins, results: pd.DataFrame) -> AnalysisJobs:
-    """The jobs that run every registered analysis (hook: register_analyses): one per group,
-    then one per analysis without a group."""
-    registered = registry.analyses(plugins)
-    members: dict[tuple[bool, str], list[tuple[str, Analyze]]] = {}
-    for name, reg in registered.items():
-        key = (False, reg.item.group) if reg.item.group else (True, name)
-        members.setdefault(key, []).append((name, reg.item.analyze))
-    ordered = sorted(members.items(), key=lambda item: item[0][0])  # stable: groups first
-    return AnalysisJobs(
-        names=[tuple(name for name, _ in group) for _, group in ordered],
-        jobs=[
-            functools.partial(_run_each, [analyze for _, analyze in group], results)
-            for _, group in ordered
-        ],
-        groups=sum(not alone for alone, _ in members),
-        order=list(registered),
-    )
-
-
-def _run_each(analyses: list[Analyze], results: pd.DataFrame) -> list[AnalysisOutput]:
-    return [_run(analyze, results) for analyze in analyses]
-
-
-def _run(analyze: Analyze, results: pd.DataFrame) -> AnalysisOutput:
-    """One analysis' findings, their charts made into specs here, in the worker (see
-    :mod:`benchsite.specs`); or why it failed."""
+def run_analysis(
+    item: Any, analysed: Analysed, findings: list[Finding]
+) -> tuple[list[Finding], str | None]:
+    """One analysis' findings (their charts made into specs), or why it failed."""
+    _warn_group(item)
+    given = {"results": analysed.results, "tables": analysed.tables, "findings": list(findings)}
     try:
-        return [_with_spec(finding) for finding in analyze(results)], None
+        found = item.analyze(**arguments_for(item.analyze, given))
+        return [_with_spec(finding) for finding in found], None
     except Exception as exc:  # noqa: BLE001 - one broken analysis must not stop the site
         return [], describe_exception(exc)
+
+
+def arguments_for(analyze: Callable[..., Any], given: dict[str, Any]) -> dict[str, Any]:
+    """The keyword arguments ``analyze`` names among :data:`ARGUMENTS`; an analysis whose one
+    parameter has another name gets the results (the original ``analyze(results)`` form)."""
+    names = _parameters(analyze)
+    chosen = {name: given[name] for name in names if name in ARGUMENTS}
+    if not chosen and names:
+        return {names[0]: given["results"]}
+    return chosen
+
+
+def _wants(analyze: Callable[..., Any], name: str) -> bool:
+    return name in _parameters(analyze)
+
+
+def _parameters(analyze: Callable[..., Any]) -> list[str]:
+    try:
+        parameters = inspect.signature(analyze).parameters.values()
+    except (TypeError, ValueError):  # a builtin or C callable: the original form
+        return ["results"]
+    return [p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+            and (p.default is p.empty or p.name in ARGUMENTS)]
+
+
+def _warn_group(item: Any) -> None:
+    if getattr(item, "group", None):
+        warnings.warn(
+            f"Analysis {item.name!r}: `group` is deprecated and ignored (every analysis now runs "
+            "in one process on tables computed once); remove it. See CHANGELOG.md.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
 
 
 def _with_spec(finding: Finding) -> Finding:

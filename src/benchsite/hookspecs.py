@@ -98,13 +98,15 @@ def register_collectors() -> list[Collector]:
 def register_analyses() -> list[Analysis]:
     """Return analyses that turn the results into findings.
 
-    When: once per site build, after the store is read. The analyses run side by side, each in
-    a worker process forked from the build (:mod:`benchsite.jobs`): one must not rely on
-    another's side effects, and its findings must pickle. Analyses with the same ``group`` run
-    one after another in one worker, so what they cache per process is computed once.
-    Returns: a list of :class:`benchsite.records.Analysis`; each ``analyze(results)`` gets the
-    whole store as a data frame (:func:`benchsite.store.read_results`) and returns
-    :class:`benchsite.records.Finding` records.
+    When: once per site build, after the store is read and prepared, one after another in the
+    build's process. ``analyze`` is called with the arguments it names: ``results`` (the whole
+    prepared store as a data frame, :func:`benchsite.store.read_results`), ``tables`` (the
+    build's :class:`benchsite.tables.Tables`: current, usable and suspect rows, speedups with
+    their intervals, crossovers, scaling curves — computed once, shared by all) and
+    ``findings`` (the findings of every analysis that takes no ``findings``; those run first).
+    ``analyze(results)`` with one argument of any name keeps working.
+    Returns: a list of :class:`benchsite.records.Analysis`; each ``analyze`` returns
+    :class:`benchsite.records.Finding` records. ``group`` is deprecated and ignored.
     Combining: concatenated; duplicate names are an error naming both plugins. An analysis that
     raises is reported and skipped; the site is still written, and ``benchsite build`` exits 1
     (0 with ``--keep-going``).
@@ -114,7 +116,10 @@ def register_analyses() -> list[Analysis]:
         def register_analyses():
             return [Analysis(name="speedup", description="...", analyze=speedup_findings)]
 
-    Since: 0.1.
+        def speedup_findings(tables):  # or (results), (tables, findings), ...
+            return [...]
+
+    Since: 0.1; ``tables`` and ``findings`` since 0.2.
     """
 
 

@@ -10,10 +10,7 @@ import abc
 import itertools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    import pandas as pd
+from typing import Any
 
 Params = Mapping[str, Any]
 Grid = Mapping[str, Sequence[Any]] | Sequence[Mapping[str, Sequence[Any]]]
@@ -171,15 +168,16 @@ class Finding:
 
 @dataclass(frozen=True)
 class Analysis:
-    """An analysis plugin's entry: ``analyze(results)`` turns the results data frame into a list
-    of :class:`Finding` (may be empty when the store holds nothing it can use). Analyses that
-    name the same ``group`` run one after another in one worker process, in the order they are
-    registered, so that what they compute in common and cache per process (the built-in
-    speedup table) is computed once; an analysis without one runs on its own."""
+    """An analysis plugin's entry: ``analyze`` turns the store into a list of :class:`Finding`
+    (may be empty when the store holds nothing it can use). It is called with the arguments it
+    names: ``results`` (the prepared data frame), ``tables`` (:class:`benchsite.tables.Tables`)
+    and ``findings`` (those of the analyses that take none); see :mod:`benchsite.analysis`.
+    ``group`` is deprecated and ignored (it scheduled analyses that shared a per-process
+    cache; the tables are now computed once per build)."""
 
     name: str
     description: str
-    analyze: Callable[[pd.DataFrame], list[Finding]]
+    analyze: Callable[..., list[Finding]]
     group: str | None = None
 
 

@@ -21,26 +21,20 @@ from typing import Any, TypeVar
 import pandas as pd
 
 from benchsite import registry, store
-from benchsite.analysis import (
-    Analysed,
-    AnalysisOutput,
-    analysis_jobs,
-    prepare_results,
-)
+from benchsite.analysis import Analysed, analyse
 from benchsite.errors import PluginError, describe_exception
 from benchsite.jobs import run_jobs
 from benchsite.plugin_manager import Plugins, load_plugins
 from benchsite.records import Page, RenderedPage
 from benchsite.runner import Reporter, RunOptions, SilentReporter, run_benchmarks
-from benchsite.site import assets, frames
+from benchsite.site import assets
 from benchsite.site.renderer import NavItem, Site, row_links
-from benchsite.site.sanitize import markdown_html, remember
 from benchsite.site.theme import make_environment, read_static
 from benchsite.specs import CHART_FOLDER
 
 MANIFEST = ".benchsite-files"
 THEME_FILES = ("site.css", "embed.js")
-STAGES = ("plugins", "read", "prepare", "site", "analyse", "pages", "assets")
+STAGES = ("plugins", "read", "analyse", "site", "pages", "assets")
 T = TypeVar("T")
 
 
@@ -83,18 +77,14 @@ def build_site(options: BuildOptions, reporter: Reporter | None = None) -> Build
     with assets.SvgRenderer(out, eager=first_build) as svgs:  # draws chart SVGs meanwhile
         plugins = stage("plugins", load)  # built-ins, entry points, -p modules
         results = stage("read", read_or_run, options, reporter, report)  # suite if empty
-        prepared = stage("prepare", prepare_results, plugins, results)  # prepare_results
-        analysed = Analysed(prepared, [])  # the findings come in the "analyse" stage
+        analysed = stage("analyse", analyse, plugins, results)  # prepare_results, analyses
         env = make_environment(options.templates, plugins.template_folders())  # user, plugins, theme
         list(plugins.call_each("prepare_jinja_env", {"env": env}))  # hook: prepare_jinja_env
         pages = ordered_pages(plugins)  # hook: register_pages
         site = stage("site", make_site, options, analysed, env, plugins, pages)
         site.on_chart = svgs.send  # a page's charts are drawn as it makes them
         writer = PageWriter(out, site, report, options.strict)
-        early = [page for page in pages if not page.needs_findings]
-        written = stage("analyse", analyse_alongside, plugins, analysed, writer, early, svgs)
-        late = [page for page in pages if page.needs_findings]
-        written += stage("pages", writer.write, late)
+        written = stage("pages", writer.write, pages)
         stage("assets", write_assets, out, site, written, report, svgs, bundle)  # theme, SVGs
     report.rows, report.analysis_errors = len(results), analysed.errors
     report.seconds = time.perf_counter() - started
@@ -141,12 +131,13 @@ def make_site(
     options: BuildOptions, analysed: Analysed, env: object, plugins: Plugins, pages: list[Page]
 ) -> Site:
     """The :class:`Site` every page renders from: prepared results, navigation, row links."""
-    results = frames.prepare(analysed.results)
+    tables = analysed.tables
+    assert tables is not None
     workloads = {name: reg.item for name, reg in registry.workloads(plugins).items()}
     site = Site(
         title=options.title,
-        results=results,
-        current=frames.latest(results),
+        results=tables.rows,
+        current=tables.current,
         analysed=analysed,
         env=env,  # type: ignore[arg-type]
         workloads=workloads,
@@ -196,53 +187,6 @@ class PageWriter:
         workers = 2 * (os.cpu_count() or 1)
         outputs = run_jobs(self.jobs(pages), workers)
         return self.record(pages, outputs)
-
-
-def analyse_alongside(
-    plugins: Plugins,
-    analysed: Analysed,
-    writer: PageWriter,
-    pages: list[Page],
-    svgs: assets.SvgRenderer,
-) -> list[str]:
-    """Run every analysis (adding its findings to ``analysed``, their charts to ``svgs`` as each
-    job ends) and render ``pages``, which need no findings, side by side. Return the files the
-    pages wrote. Long jobs go first, as far as that is known: started last, one left a core idle
-    at the end. So groups of analyses come first, then the pages (they read every row; the runs
-    page is the longest single job of the stage), then the other analyses. One worker per core:
-    analyses that build on the same tables (cached per process) then share them more often."""
-    analyses = analysis_jobs(plugins, analysed.results)  # hook: register_analyses
-    jobs = [functools.partial(_with_markdown, job) for job in analyses.jobs]
-    first_page, after_pages = analyses.groups, analyses.groups + len(pages)  # groups first
-
-    def finished(index: int, output: Any) -> None:
-        if not first_page <= index < after_pages:  # analyses: their charts can be drawn already
-            for findings, _ in output[0]:
-                svgs.draw(finding.chart for finding in findings if finding.chart is not None)
-
-    ordered = [*jobs[:first_page], *writer.jobs(pages), *jobs[first_page:]]
-    outputs = run_jobs(ordered, on_result=finished)
-    done = outputs[:first_page] + outputs[after_pages:]
-    remember({text: html for _, rendered in done for text, html in rendered.items()})
-    analyses.collect(analysed, [output for output, _ in done])
-    return writer.record(pages, outputs[first_page:after_pages])
-
-
-def _with_markdown(
-    job: Callable[[], list[AnalysisOutput]],
-) -> tuple[list[AnalysisOutput], dict[str, str]]:
-    """The analyses' outputs, and their findings' Markdown rendered here, in their worker, as
-    HTML: the pages that show them then find it done. Rendered by the findings page it was the
-    longest job of its stage (a big store's thousands of findings hold hundreds of tables,
-    ~1.5 ms each), while the cores idled at the end of this one."""
-    outputs = job()
-    texts = {
-        text
-        for findings, _ in outputs
-        for finding in findings
-        for text in (finding.answer, finding.explanation)
-    }
-    return outputs, {text: str(markdown_html(text)) for text in texts if text}
 
 
 def _write_page(out: Path, site: Site, page: Page, strict: bool) -> PageOutput:

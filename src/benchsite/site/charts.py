@@ -1,6 +1,6 @@
 """The site's charts: pure functions from an aggregated data frame to an Altair chart.
 
-Each takes the small frames of :mod:`benchsite.site.frames` (one point per case, never raw
+Each takes the small frames of :mod:`benchsite.tables` (one point per case, never raw
 samples) and returns a chart whose data is inline, so it renders from ``file://`` too. Scales
 turn logarithmic when values span 1.5 decades or more. Tests check the specs, not pixels.
 
@@ -145,7 +145,7 @@ def time_chart(frame: pd.DataFrame, axis: str) -> alt.TopLevelMixin:
 def speedup_chart(frame: pd.DataFrame, crossings: pd.DataFrame, axis: str) -> alt.TopLevelMixin:
     """Accelerator speedup over the CPU (CPU time / accelerator time) against the axis, with its
     interval, a rule at 1× (break-even) and a dashed rule at each crossover inside the range.
-    ``crossings`` comes from :func:`benchsite.site.frames.crossovers`."""
+    ``crossings`` comes from :attr:`benchsite.tables.Tables.crossovers`."""
     data = _with_crossovers(
         frame[["axis_value", "speedup", "low", "high", "series", "variant"]], crossings
     )

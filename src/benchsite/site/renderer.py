@@ -24,9 +24,11 @@ from markupsafe import Markup
 
 from benchsite.analysis import Analysed
 from benchsite.records import Finding, RenderedPage, Workload
-from benchsite.site import assets, frames
+from benchsite.site import assets
 from benchsite.site.views import ChartView, EvidenceLink, FindingView, finding_view
 from benchsite.specs import ChartSpec, chart_spec
+from benchsite.tables import Tables
+from benchsite.tables.rows import run_order
 
 RUN_PAGE_ROWS = 400  # rows per run page (a longer run continues on numbered pages)
 WORKLOAD_TABLE_ROWS = 400  # a workload with more current rows lists them on the run pages
@@ -51,7 +53,8 @@ class NavItem:
 @dataclass
 class Site:
     """What a page's ``render(site)`` gets. ``results`` holds every row (prepared, see
-    :func:`benchsite.site.frames.prepare`), ``current`` the newest row of every case."""
+    :func:`benchsite.tables.rows.prepare`), ``current`` the newest row of every case; ``tables``
+    every derived number (:class:`benchsite.tables.Tables`)."""
 
     title: str
     results: pd.DataFrame
@@ -71,6 +74,12 @@ class Site:
     @property
     def findings(self) -> list[Finding]:
         return self.analysed.findings
+
+    @property
+    def tables(self) -> Tables:
+        """The build's :class:`benchsite.tables.Tables`: every derived number, defined once."""
+        assert self.analysed.tables is not None
+        return self.analysed.tables
 
     def render(self, template: str, path: str, context: Any, page: str = "") -> RenderedPage:
         """Render ``template`` with ``ctx=context`` into the file ``path`` of the site."""
@@ -128,7 +137,7 @@ def row_links(site: Site) -> RowLinks:
     """Where each result row is shown: current rows on their workload page, every other row on
     its run's page (every row has an anchor ``row-<row_id>`` on its run page)."""
     results = site.results
-    ordered = frames.run_order(results)
+    ordered = run_order(results)
     part = ordered.groupby("run_id", sort=False).cumcount() // RUN_PAGE_ROWS
     texts = {name: results[name].astype(str) for name in LINK_COLUMNS}
     current = texts["row_id"].isin(set(tabled(site.current)["row_id"].astype(str)))

@@ -1,53 +1,42 @@
-"""Shared helpers of the built-in analyses: reading the results frame, choosing comparable rows,
-pairing CPU and GPU rows of the same case, and building :class:`benchsite.Finding` records.
+"""Shared helpers of the built-in analyses: reading values out of rows, building
+:class:`benchsite.Finding` records (answers that cite their rows, or say plainly that the store
+cannot answer and what to run), and wording numbers.
 
-Every analysis gets the whole store as one data frame. The helpers here decode its JSON columns
-once per frame (cached while the frame lives; rows with equal text share one decoded dict, so
-read it, never change it), keep only rows that can serve as evidence of speed (``status ==
-"ok"`` with samples), and pick the newest measurement of each case on each device, so that a
-store holding many runs answers with its latest numbers.
+Which rows count and every derived number (speedups, crossovers, scaling curves) are defined
+once, in :mod:`benchsite.tables`; what is here only reads rows and words findings.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import math
 import operator
 import re
-import weakref
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any, TypeVar
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
 
 import pandas as pd
 
 from benchsite import Finding
+from benchsite.tables import (
+    Tables,
+    precision_of,  # noqa: F401 - re-exported: the tables define it
+)
+from benchsite.tables.speedups import without  # noqa: F401 - likewise
 from benchsite.units import format_number, format_seconds
 
-T = TypeVar("T")
 ACCELERATOR_KINDS = ("cuda", "mps")
-# workloads whose time is not comparable across devices (each device runs a different batch)
-NOT_COMPARABLE = ("max-batch",)
-DEVICE_BOUND_PARAMS = ("include_transfer",)  # parameters that only mean something on a GPU
-_CACHE: dict[tuple[int, str], tuple[weakref.ref, Any]] = {}
-# the analyses that read the speedup and technique-effect tables (cached per_frame, per process)
-# run one after another in one worker (``Analysis.group``), so each table is built once a build
-SHARED_TABLES = "speedup-tables"
-
-
-# -- caching per frame ---------------------------------------------------------------------------
-
-
-def per_frame(name: str, frame: pd.DataFrame, compute: Callable[[], T]) -> T:
-    """``compute()`` once per (frame object, name): analyses that build on each other (the FAQ on
-    the speedups) share the work instead of bootstrapping twice."""
-    key = (id(frame), name)
-    cached = _CACHE.get(key)
-    if cached is not None and cached[0]() is frame:
-        return cached[1]
-    value = compute()
-    _CACHE[key] = (weakref.ref(frame, lambda _ref, key=key: _CACHE.pop(key, None)), value)
-    return value
+# the memory collector's peak metric of each device kind
+PEAK_METRIC = {"cpu": "memory.cpu_peak_rss_bytes", "cuda": "memory.gpu_peak_allocated_bytes"}
+# technique parameter → (baseline value, what the technique is called)
+TECHNIQUES = {
+    "precision": ("fp32", "lower precision"),
+    "pinned": (False, "pinned (page-locked) host memory"),
+    "channels_last": (False, "channels_last memory format"),
+    "checkpointing": (False, "gradient checkpointing"),
+    "sparsity": (0.0, "magnitude pruning"),
+    "compile": (False, "torch.compile"),
+}
 
 
 # -- reading rows --------------------------------------------------------------------------------
@@ -55,16 +44,15 @@ def per_frame(name: str, frame: pd.DataFrame, compute: Callable[[], T]) -> T:
 
 def decoded(frame: pd.DataFrame) -> pd.DataFrame:
     """The frame with its JSON columns decoded into dict columns ``p`` (params), ``m``
-    (metrics) and ``dev`` (device_info); cached per frame."""
-
-    def build() -> pd.DataFrame:
-        out = frame.copy(deep=False)  # new columns only: the frame's own data is shared
-        for column, target in (("params", "p"), ("metrics", "m"), ("device_info", "dev")):
-            values = frame[column] if column in frame else pd.Series([None] * len(frame))
-            out[target] = _load_each(values)
-        return out
-
-    return per_frame("decoded", frame, build)
+    (metrics) and ``dev`` (device_info); a frame that has them (the rows of
+    :class:`benchsite.tables.Tables`) is returned as it is."""
+    if {"p", "m", "dev"} <= set(frame.columns):
+        return frame
+    out = frame.copy(deep=False)  # new columns only: the frame's own data is shared
+    for column, target in (("params", "p"), ("metrics", "m"), ("device_info", "dev")):
+        values = frame[column] if column in frame else pd.Series([None] * len(frame))
+        out[target] = _load_each(values)
+    return out
 
 
 def _load_each(texts: Iterable[Any]) -> list[dict[str, Any]]:
@@ -94,34 +82,6 @@ def _load(text: Any) -> dict[str, Any]:
     return {}
 
 
-def ok_rows(frame: pd.DataFrame) -> pd.DataFrame:
-    """Rows that may serve as evidence of speed: status ok, a positive median and samples."""
-    rows = decoded(frame)
-    if rows.empty:
-        return rows
-    good = (rows["status"] == "ok") & (rows["median_s"].fillna(0) > 0)
-    good &= rows["samples_s"].map(lambda s: s is not None and len(s) > 0)
-    return rows[good.astype(bool)]
-
-
-def keep(rows: pd.DataFrame, column: str, predicate: Callable[[Any], bool]) -> pd.DataFrame:
-    """The rows whose ``column`` value satisfies ``predicate`` (safe on an empty frame)."""
-    chosen = [bool(predicate(value)) for value in rows[column]] if column in rows else []
-    return rows.loc[pd.Series(chosen, index=rows.index[: len(chosen)], dtype=bool)]
-
-
-def newest(
-    rows: pd.DataFrame, keys: Iterable[str] = ("host", "device", "case_key")
-) -> pd.DataFrame:
-    """The newest row of each group of ``keys`` (the store is sorted oldest first)."""
-    if rows.empty:
-        return rows
-    return rows.sort_values("timestamp", kind="stable").groupby(list(keys), observed=True).tail(1)
-
-
-def latest_ok(frame: pd.DataFrame) -> pd.DataFrame:
-    """The newest ok row of every case on every device of every host; cached per frame."""
-    return per_frame("latest_ok", frame, lambda: newest(ok_rows(frame)))
 
 
 def column_groups(
@@ -144,17 +104,10 @@ def column_groups(
             yield {name: list(pick(column)) for name, column in values.items()}
 
 
-def precision_of(params: Mapping[str, Any]) -> str:
-    """The precision a case ran at (``precision``, or an older ``dtype`` parameter; else fp32)."""
-    return str(params.get("precision") or params.get("dtype") or "fp32")
-
-
 def is_accelerator(kind: Any) -> bool:
     return str(kind) in ACCELERATOR_KINDS
 
 
-def samples(row: Any) -> list[float]:
-    return [float(value) for value in row.samples_s]
 
 
 def info_value(row: Any, key: str) -> Any:
@@ -175,51 +128,11 @@ def metric_value(metrics: Mapping[str, Any] | None, key: str) -> float | None:
     return float(value) if math.isfinite(value) else None
 
 
-def without(params: Mapping[str, Any], *names: str) -> str:
-    """A stable key of ``params`` without ``names``: rows equal on it differ only in those.
-    Cached by value: pairing rows asks it for every row, ~15 µs a time through JSON."""
-    try:
-        return _without(tuple((k, type(v), v) for k, v in params.items()), names)
-    except TypeError:  # a value that cannot be hashed (a list): not cached
-        return json.dumps({k: v for k, v in params.items() if k not in names}, sort_keys=True)
-
-
-@functools.lru_cache(maxsize=1 << 14)
-def _without(items: tuple[tuple[str, type, Any], ...], names: tuple[str, ...]) -> str:
-    # the value's type is part of the key: 1, 1.0 and True are equal, their JSON is not
-    return json.dumps({k: v for k, _, v in items if k not in names}, sort_keys=True)
-
-
 def device_label(row: Any) -> str:
     """``NVIDIA H200 (cuda:0)``: the model when known, and the device name."""
     model = str(getattr(row, "device_model", "") or "")
     name = str(row.device)
     return f"{model} ({name})" if model and model != name else name
-
-
-# -- pairing CPU and GPU rows --------------------------------------------------------------------
-
-
-def cpu_gpu_pairs(frame: pd.DataFrame) -> list[tuple[Any, Any]]:
-    """(cpu row, accelerator row) for every case measured on both on the same host: same
-    workload and parameters, except that a GPU case timed with host↔device copies
-    (``include_transfer``) pairs with the CPU case without them (the CPU has nothing to copy).
-    """
-    rows = latest_ok(frame)
-    if rows.empty:
-        return []
-    rows = rows[~rows["workload"].isin(NOT_COMPARABLE)]
-    cpu = {}
-    for row in rows[rows["device_kind"] == "cpu"].itertuples():
-        key = (row.host, row.workload, row.world_size, without(row.p, *DEVICE_BOUND_PARAMS))
-        if key not in cpu or not row.p.get("include_transfer"):
-            cpu[key] = row
-    pairs = []
-    for row in rows[rows["device_kind"].map(is_accelerator)].itertuples():
-        key = (row.host, row.workload, row.world_size, without(row.p, *DEVICE_BOUND_PARAMS))
-        if key in cpu:
-            pairs.append((cpu[key], row))
-    return pairs
 
 
 # -- building findings ---------------------------------------------------------------------------
@@ -296,6 +209,47 @@ def faster(value: float) -> str:
     return f"{ratio(value)} faster" if value >= 1 else f"{ratio(1 / value)} slower"
 
 
+def suspect_lines(pairs: pd.DataFrame) -> list[str]:
+    """One line per suspect pair of a speedup table (:attr:`benchsite.tables.Tables.speedups`):
+    its case, its speedup and why it is not headlined."""
+    return [
+        f"- Suspect, not used above — {case_text(row.params)}: "
+        f"{ratio_ci(row.speedup, row.low, row.high)} ({reasons_text(row.reasons)})."
+        for row in pairs[pairs["suspect"]].itertuples()
+    ]
+
+
+def reasons_text(reasons: Iterable[str]) -> str:
+    """``flagged noisy, unstable``: why a row or pair is suspect."""
+    return "flagged " + ", ".join(reasons)
+
+
+def crossover_case(c: Any) -> str:
+    """A crossover's case in words, without the swept value and the copies: ``bf16``."""
+    return case_text(c.case_params, skip=[str(c.axis), "include_transfer"])
+
+
+def describe_crossover(c: Any) -> str:
+    """One sentence: where the GPU wins in one series (a row of
+    :attr:`benchsite.tables.Tables.crossovers`)."""
+    copies = " including host↔device copies" if c.include_transfer else ""
+    where = f"{with_case(c.workload, crossover_case(c))} on the {c.gpu_label}{copies}"
+    if c.outcome == "gpu-always":
+        return (
+            f"{where}: the GPU wins at every measured {c.axis}, from the smallest "
+            f"({number_text(c.first[0])}: {ratio(c.first[1])}); smaller ones were not measured."
+        )
+    if c.outcome == "cpu-always":
+        return (
+            f"{where}: the CPU wins at every measured {c.axis}, up to the largest "
+            f"({number_text(c.last[0])}: GPU {ratio(c.last[1])})."
+        )
+    return (
+        f"{where}: the GPU is faster from {c.axis} ≈ {number_text(c.crossover)} on (interpolated "
+        f"between the measured {number_text(c.below[0])} and {number_text(c.above[0])})."
+    )
+
+
 def percent(value: float) -> str:
     return f"{value * 100:.0f}%" if abs(value) >= 0.01 else f"{value * 100:.1g}%"
 
@@ -356,3 +310,112 @@ def bytes_text(value: float | None) -> str:
 
 def seconds_text(value: float | None) -> str:
     return format_seconds(value)
+
+
+# -- techniques ----------------------------------------------------------------------------------
+
+
+def technique_table(tables: Tables, technique: str) -> pd.DataFrame:
+    """The effects of ``technique`` (a key of :data:`TECHNIQUES`) against its baseline; a
+    lower precision's also held against the device's peak rates (``beyond-peak-ratio``)."""
+    if technique == "precision":
+        return tables.precision_gains
+    return tables.effects(technique, TECHNIQUES[technique][0])
+
+
+def technique_label(technique: str, value: Any) -> str:
+    """``bf16 instead of fp32``, ``torch.compile``."""
+    baseline, name = TECHNIQUES[technique]
+    if technique == "precision":
+        return f"{value} instead of {baseline}"
+    if technique == "sparsity":
+        return f"{name} to {float(value) * 100:.0f}% sparsity"
+    return name
+
+
+def memory_saved(item: Any) -> float | None:
+    """The share of the baseline's peak memory an effect (a row of the effects table) saves."""
+    key = PEAK_METRIC.get(str(item.device_kind), "")
+    before, after = metric_value(item.baseline_m, key), metric_value(item.m, key)
+    return 1 - after / before if before and after is not None else None
+
+
+def case_words(key: str) -> str:
+    """An effect's ``case`` key (JSON of the other parameters) in words."""
+    return case_text(json.loads(key)) or "default"
+
+
+# -- answers: FAQ, recommendations, claims ------------------------------------------------------
+
+RUN_GPU = (
+    "Run `benchsite run` on a machine with a CUDA GPU (or Apple MPS) into this store and "
+    "rebuild the site."
+)
+
+
+def answered(kind: str, key: str, title: str, answer: str, evidence: Iterable[str],
+             **fields: Any) -> Any:
+    """A FAQ/recommendation/claim finding backed by rows (evidence must not be empty)."""
+    evidence = list(evidence)
+    assert evidence, f"{kind} {key} states a measured answer without evidence"
+    return finding(kind, [key], title, answer, evidence=evidence, **fields)
+
+
+def unanswered(kind: str, key: str, title: str, why: str, what_to_run: str,
+               **fields: Any) -> Any:
+    """A finding the store cannot back: says why and what to run; rendered "not measured"."""
+    return not_measured(kind, [key], title, f"{why} {what_to_run}".strip(), **fields)
+
+
+def speedups_of(tables: Tables, kind: str | None = None) -> pd.DataFrame:
+    """The usable pairs of the speedup table (never a suspect one), optionally only
+    ``training`` or ``inference`` workloads."""
+    table = tables.speedups
+    table = table[~table["suspect"].astype(bool)]
+    if kind is None or table.empty:
+        return table
+    return table[table["workload"].map(kind_of_workload) == kind]
+
+
+def kind_of_workload(name: str) -> str:
+    """``training``, ``inference`` or ``other`` from the workload name's suffix."""
+    if name.endswith("-train") or name.startswith("ddp-"):
+        return "training"
+    if name.endswith("-infer"):
+        return "inference"
+    return "other"
+
+
+def speedup_summary(table: pd.DataFrame) -> tuple[str, list[str]]:
+    """(one sentence, bullet lines) summarising speedups per GPU: range, median, best case."""
+    sentences, lines = [], []
+    for label, group in table.groupby("gpu_label", sort=True):
+        best = group.loc[group["speedup"].idxmax()]
+        worst = group.loc[group["speedup"].idxmin()]
+        median = float(group["speedup"].median())
+        sentences.append(
+            f"the {label} is {ratio(worst.speedup)} to {ratio(best.speedup)} as fast as the "
+            f"CPU (median {ratio(median)} over {len(group)} cases)"
+        )
+        lines.append(
+            f"- {label}: best {best.workload} ({case_text(best.params)}) at "
+            f"{ratio_ci(best.speedup, best.low, best.high)}; worst {worst.workload} "
+            f"({case_text(worst.params)}) at {ratio_ci(worst.speedup, worst.low, worst.high)}."
+        )
+    lines.append(f"- Precisions compared: {', '.join(sorted(set(table['precision'])))} (the same "
+                 "on both devices in each pair); " + transfers_sentence(table) + ".")
+    return "; ".join(sentences), lines
+
+
+def transfers_sentence(table: pd.DataFrame) -> str:
+    values = set(table["include_transfer"])
+    if values == {False}:
+        return "GPU times exclude host↔device copies (data already on the GPU)"
+    if values == {True}:
+        return "GPU times include host↔device copies"
+    return "cases with host↔device copies in the GPU time are counted separately"
+
+
+def rows_of(table: pd.DataFrame) -> list[str]:
+    """The CPU and GPU row ids of a speedup table."""
+    return list(table["cpu_row"]) + list(table["gpu_row"])

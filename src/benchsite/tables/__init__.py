@@ -1,0 +1,122 @@
+"""The tables: the one definition of every number the site derives from the store.
+
+A build computes one :class:`Tables` from the prepared results (after every
+``prepare_results`` hook) and hands it to every analysis and page; each table is worked out the
+first time it is asked for and then kept, so what nobody reads costs nothing and what many read
+is computed once. Analyses turn tables into findings; pages render tables and findings; neither
+recomputes a number defined here.
+
+- :attr:`Tables.rows`: every row, prepared (:func:`benchsite.tables.rows.prepare`): decoded
+  ``p``/``m``/``dev`` dicts, ``variant``, ``series``, ``flags``, ``ok``, ``suspect``,
+  ``reasons``.
+- :attr:`Tables.current`: the newest row of every (host, device, workload, case), any status.
+- :attr:`Tables.ok`: current rows that succeeded with a positive median (usable and suspect).
+- :attr:`Tables.usable`: ok and trustworthy: what may be headlined.
+- :attr:`Tables.suspect`: ok but flagged (:data:`SUSPECT_FLAGS`), with ``reasons``.
+- :attr:`Tables.speedups`: accelerator-over-CPU speedup of every pair, with its block-bootstrap
+  95% interval (:mod:`benchsite.tables.speedups`).
+- :attr:`Tables.crossovers`: where the accelerator starts to win, with and without copies.
+- :attr:`Tables.headline`: one speedup per workload and accelerator (never a suspect pair);
+  :attr:`Tables.suspect_headlines`: the workloads whose largest size is all suspect.
+- :meth:`Tables.scaling`: throughput curves along batch, threads or world size.
+- :meth:`Tables.effects`: one parameter changed against its baseline (a technique).
+- :attr:`Tables.precision_gains`: lower precision over fp32 on the same device.
+- :attr:`Tables.devices`, :attr:`Tables.peaks`, :attr:`Tables.runs`: every device with its
+  newest info, the best rate measured on each, and one row per run.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from benchsite.tables import curves, effects, inventory, speedups
+from benchsite.tables.curves import SCALING_AXES, SUPERLINEAR
+from benchsite.tables.rows import SUSPECT_FLAGS, flag_tuple, prepare
+from benchsite.tables.speedups import precision_of, ratio_intervals
+
+__all__ = [
+    "SCALING_AXES", "SUPERLINEAR", "SUSPECT_FLAGS", "Tables", "flag_tuple", "precision_of",
+    "ratio_intervals",
+]  # fmt: skip
+
+
+@dataclass(frozen=True, eq=False)
+class Tables:
+    """Every derived table of one store (see the module docstring). Make one with
+    :meth:`of`; read its attributes, never change the frames they return."""
+
+    rows: pd.DataFrame
+    _scaling: dict[str, pd.DataFrame] = field(default_factory=dict, repr=False)
+    _effects: dict[tuple[str, str], pd.DataFrame] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def of(cls, results: pd.DataFrame) -> Tables:
+        """The tables of ``results`` (the store after every ``prepare_results`` hook)."""
+        return cls(prepare(results))
+
+    @functools.cached_property
+    def current(self) -> pd.DataFrame:
+        from benchsite.tables.rows import current
+
+        return current(self.rows)
+
+    @functools.cached_property
+    def ok(self) -> pd.DataFrame:
+        return self.current[self.current["ok"].to_numpy(bool)]
+
+    @functools.cached_property
+    def usable(self) -> pd.DataFrame:
+        return self.ok[~self.ok["suspect"].to_numpy(bool)]
+
+    @functools.cached_property
+    def suspect(self) -> pd.DataFrame:
+        return self.ok[self.ok["suspect"].to_numpy(bool)]
+
+    @functools.cached_property
+    def speedups(self) -> pd.DataFrame:
+        return speedups.speedups(self.ok)
+
+    @functools.cached_property
+    def crossovers(self) -> pd.DataFrame:
+        return curves.crossovers(self.speedups)
+
+    @functools.cached_property
+    def headline(self) -> pd.DataFrame:
+        return curves.headline(self.speedups)
+
+    @functools.cached_property
+    def suspect_headlines(self) -> pd.DataFrame:
+        return curves.suspect_headlines(self.speedups)
+
+    @functools.cached_property
+    def precision_gains(self) -> pd.DataFrame:
+        return effects.precision_gains(self.ok)
+
+    def effects(self, parameter: str, baseline: object) -> pd.DataFrame:
+        """:func:`benchsite.tables.effects.effects` of ``parameter`` against ``baseline``,
+        computed once per (parameter, baseline)."""
+        key = (parameter, repr(baseline))
+        if key not in self._effects:
+            self._effects[key] = effects.effects(self.ok, parameter, baseline)
+        return self._effects[key]
+
+    @functools.cached_property
+    def devices(self) -> pd.DataFrame:
+        return inventory.devices(self.rows)
+
+    @functools.cached_property
+    def peaks(self) -> pd.DataFrame:
+        return inventory.peaks(self.rows)
+
+    @functools.cached_property
+    def runs(self) -> pd.DataFrame:
+        return inventory.runs(self.rows)
+
+    def scaling(self, axis: str) -> pd.DataFrame:
+        """:func:`benchsite.tables.curves.scaling` along ``axis``, computed once per axis."""
+        if axis not in self._scaling:
+            self._scaling[axis] = curves.scaling(self.ok, axis)
+        return self._scaling[axis]

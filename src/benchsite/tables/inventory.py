@@ -1,0 +1,73 @@
+"""What the store holds, per device and per run: devices with their newest captured info, the
+best rate measured on each (its peak), and one row per run."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from benchsite import store
+from benchsite.tables.rows import RATES
+
+
+def devices(frame: pd.DataFrame) -> pd.DataFrame:
+    """One row per (host, device): the newest captured device info and when it was last seen."""
+    newest = frame.sort_values("timestamp", kind="stable").drop_duplicates(
+        ["host", "device"], keep="last"
+    )
+    columns = ["host", "device", "device_kind", "device_model", "fingerprint", "timestamp"]
+    table = newest[[*columns, "device_info"]].copy()
+    table["info"] = store.decode_json(table, "device_info")
+    return table.sort_values(["host", "device_kind", "device"]).reset_index(drop=True)
+
+
+NOT_A_PEAK = frozenset({"in-cache", "launch-bound", "above-peak"})  # validity flags
+
+
+def peaks(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per (host, device, workload): the best TFLOP/s, GB/s and items/s measured, with the row.
+    A row whose validity flags say it measured something else (a cache, launch overhead, a
+    missing synchronization) stands only where nothing else was measured: a CPU copy of 1 MiB
+    at 192 GB/s out of its cache is no peak of its memory."""
+    good = frame[frame["ok"].to_numpy(bool)]
+    doubtful = [bool(NOT_A_PEAK & set(flags)) for flags in good["flags"]]
+    good = good.assign(doubtful=doubtful)
+    rows = []
+    for column, unit in RATES:
+        measured = good[good[column].notna()]
+        if measured.empty:
+            continue
+        ranked = measured.sort_values(["doubtful", column], ascending=[True, False], kind="stable")
+        best = ranked.drop_duplicates(["host", "device", "workload"], keep="first")
+        chosen = best[["host", "device", "workload", "params_obj", "row_id"]]
+        rows.append(chosen.assign(rate=best[column], unit=unit))
+    if not rows:
+        return pd.DataFrame(columns=["host", "device", "workload", "rate", "unit", "row_id"])
+    return pd.concat(rows).sort_values(["host", "device", "unit", "rate"], ascending=[1, 1, 1, 0])
+
+
+def runs(frame: pd.DataFrame) -> pd.DataFrame:
+    """One row per run: host, start, end, profile, devices that ran a case (not those named
+    only by skipped rows), case count and statuses. A run's start is the time in its id when
+    the id is benchsite's own (``20261130T173143Z-…``): the first stored row is already one
+    case later, and a one-case run would otherwise last 0 s."""
+    ran = frame["device"].astype(str).where(frame["status"] != "skipped")
+    grouped = frame.assign(ran=ran).groupby(["host", "run_id"], observed=True, sort=False)
+    table = grouped.agg(
+        started=("timestamp", "min"),
+        ended=("timestamp", "max"),
+        cases=("row_id", "size"),
+        ok=("status", lambda s: int((s == "ok").sum())),
+        skipped=("status", lambda s: int((s == "skipped").sum())),
+        profile=("profile", "first"),
+        version=("benchsite_version", "first"),
+        devices=("ran", lambda s: ", ".join(sorted(set(s.dropna())))),
+        workloads=("workload", "nunique"),
+    ).reset_index()
+    begun = pd.to_datetime(
+        table["run_id"].astype(str).str[:16], format="%Y%m%dT%H%M%SZ", utc=True, errors="coerce"
+    )
+    pairs = zip(begun, table["started"], strict=True)
+    starts = [b if pd.notna(b) and b < s else s for b, s in pairs]
+    table["started"] = pd.to_datetime(pd.Series(starts, index=table.index, dtype=object), utc=True)
+    table["failed"] = table["cases"] - table["ok"] - table["skipped"]
+    return table.sort_values("started", ascending=False).reset_index(drop=True)

@@ -1,0 +1,154 @@
+"""Which rows count: every row prepared once, the current row of each case, and whether an ok
+row is usable (headline-worthy) or suspect, with the reasons.
+
+A row is **ok** when its status is ``ok`` and it has a positive median. An ok row is **suspect**
+when a validity flag (added by a ``prepare_results`` plugin, read from the ``flags`` column)
+says its number should not be headlined (:data:`SUSPECT_FLAGS`); otherwise it is **usable**.
+Suspect rows are still shown, marked, with their reasons; they are never a headline.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import pandas as pd
+
+from benchsite import store
+
+CASE_KEYS = ["host", "device", "workload", "case_key"]
+RATES = (("tflops", "TFLOP/s"), ("gbps", "GB/s"), ("items_per_s", "items/s"))
+# validity flags (codes of the ``flags`` column) that make a row's number not headline-worthy:
+# the only list of them. A flag not named here (in-cache, launch-bound, ...) qualifies a
+# number but does not disqualify it.
+SUSPECT_FLAGS = frozenset({"noisy", "unstable", "busy", "above-peak"})
+# the columns :func:`prepare` adds (a download of the store leaves them out)
+DERIVED_COLUMNS = ("p", "m", "dev", "params_obj", "params_text", "variant", "series", "ok",
+                   "reasons", "suspect")
+
+
+def prepare(results: pd.DataFrame) -> pd.DataFrame:
+    """Every row with the columns derived numbers need: decoded ``p`` (params), ``m`` (metrics)
+    and ``dev`` (device_info) dicts (shared between rows of equal text: read them, never change
+    them), ``params_obj`` (= ``p``), ``params_text``, ``variant`` (every parameter but the axis),
+    ``series`` (host and device), ``flags`` (tuples of codes), ``ok``, ``reasons`` (why an ok
+    row is suspect, as a tuple of codes) and ``suspect``."""
+    frame = results.reset_index(drop=True).copy(deep=False)
+    for column, target in (("params", "p"), ("metrics", "m"), ("device_info", "dev")):
+        if target not in frame:  # a prepare_results plugin may have decoded it already
+            frame[target] = _decoded(frame, column)
+    frame["params_obj"] = frame["p"]
+    axes = frame["axis"].astype(object).where(frame["axis"].notna(), None).tolist()
+    texts = frame["params"].tolist()
+    frame["params_text"] = _per_distinct(texts, ((p,) for p in frame["p"]), params_text)
+    frame["variant"] = _per_distinct(
+        list(zip(texts, axes, strict=True)), zip(frame["p"], axes, strict=True), variant_label
+    )
+    frame["series"] = _series(frame)
+    frame["flags"] = _flags(frame)
+    frame["ok"] = (frame["status"] == "ok") & (frame["median_s"].fillna(0) > 0)
+    frame["reasons"] = [
+        tuple(code for code in flags if code in SUSPECT_FLAGS) if ok else ()
+        for flags, ok in zip(frame["flags"], frame["ok"], strict=True)
+    ]
+    frame["suspect"] = frame["reasons"].map(bool) & frame["ok"]
+    return frame
+
+
+def _decoded(frame: pd.DataFrame, column: str) -> pd.Series:
+    if column not in frame:
+        return pd.Series([{}] * len(frame), index=frame.index, dtype=object)
+    return store.decode_json(frame, column).map(lambda value: value if isinstance(value, dict)
+                                                else {})
+
+
+def _series(frame: pd.DataFrame) -> pd.Series:
+    """Which host and device a row belongs to; along a world-size axis each point is another
+    group of devices (cuda:0, cuda:0-1, …): one line per device kind, so a curve joins up."""
+    several_hosts = frame["host"].nunique() > 1
+    host_prefix = frame["host"].astype(str) + " · " if several_hosts else ""
+    grouped = frame["axis"] == "world_size"
+    devices = frame["device"].astype(str).where(~grouped, frame["device_kind"].astype(str))
+    return host_prefix + devices
+
+
+def _per_distinct(
+    keys: list[Any], arguments: Iterable[tuple[Any, ...]], label: Callable[..., str]
+) -> pd.Series:
+    """``label(*arguments)`` of every row, worked out once per distinct key."""
+    labels: dict[Any, str] = {}
+    out = []
+    for key, args in zip(keys, arguments, strict=True):
+        if key not in labels:
+            labels[key] = label(*args)
+        out.append(labels[key])
+    return pd.Series(out, dtype=object)
+
+
+def variant_label(params: dict[str, Any], axis: str | None) -> str:
+    """``{"size": 64, "dtype": "fp32"}`` with axis ``size`` → ``dtype=fp32``; ``all`` if none."""
+    parts = [f"{key}={_param_text(value)}" for key, value in sorted(params.items()) if key != axis]
+    return ", ".join(parts) or "all"
+
+
+def params_text(params: dict[str, Any]) -> str:
+    return ", ".join(f"{key}={_param_text(value)}" for key, value in sorted(params.items()))
+
+
+def _param_text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def _flags(frame: pd.DataFrame) -> list[tuple[str, ...]]:
+    """Validity flags per row (added by a ``prepare_results`` plugin), as tuples of codes."""
+    if "flags" not in frame.columns:
+        return [()] * len(frame)
+    return [flag_tuple(value) for value in frame["flags"]]
+
+
+def flag_tuple(value: Any) -> tuple[str, ...]:
+    """A ``flags`` cell (a list, an array, a ``"a,b"`` text or null) as a tuple of codes."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ()
+    if isinstance(value, str):
+        return tuple(p.strip() for p in value.replace(";", ",").split(",") if p.strip())
+    return tuple(str(item) for item in value)
+
+
+def current(rows: pd.DataFrame) -> pd.DataFrame:
+    """The newest row of every (host, device, workload, case): what the site calls current."""
+    ordered = rows.sort_values("timestamp", kind="stable")
+    return ordered.drop_duplicates(CASE_KEYS, keep="last").sort_values(
+        ["workload", "host", "device", "variant", "axis_value"], kind="stable"
+    )
+
+
+def best_rate(frame: pd.DataFrame) -> tuple[str, str] | None:
+    """The most telling throughput column present in ``frame``: TFLOP/s, GB/s, then items/s."""
+    for column, unit in RATES:
+        if column in frame and frame[column].notna().any():
+            return column, unit
+    return None
+
+
+def metric_frame(frame: pd.DataFrame, names: tuple[str, ...]) -> pd.DataFrame:
+    """Long frame (row index, metric, value) of the collector metrics in ``names`` that exist
+    (``frame``: prepared rows, with their decoded ``m``)."""
+    decoded = frame["m"]
+    rows = [
+        {"index": index, "metric": name, "value": float(values[name])}
+        for index, values in decoded.items()
+        for name in names
+        if isinstance(values.get(name), int | float) and values.get(name) is not None
+    ]
+    return pd.DataFrame(rows, columns=["index", "metric", "value"])
+
+
+def run_order(frame: pd.DataFrame) -> pd.DataFrame:
+    """Rows in the order run pages list them: by run, workload, device, variant, axis value."""
+    keys = ["run_id", "workload", "device", "variant", "axis_value"]
+    return frame.sort_values(keys, kind="stable")
+
+

@@ -1,0 +1,189 @@
+"""Accelerator-over-CPU speedups: the one definition of a speedup and its interval.
+
+A **pair** is the current ok row of a case on an accelerator and the current ok row of the
+same case (same host, workload, world size and parameters) on that host's CPU; a GPU case timed
+with host↔device copies (``include_transfer``) pairs with the CPU case without them (the CPU
+has nothing to copy), so speedups with and without copies sit side by side.
+
+``speedup`` = CPU median time / accelerator median time. ``low``–``high`` is its 95% interval
+from a **moving-block bootstrap** of the stored per-call samples (each side resampled in
+blocks of consecutive samples, so that samples that drift together — a clock that ramps, a
+neighbour that steals the CPU for a while — are not treated as independent and do not narrow
+the interval; deterministic: every build draws the same resamples). A pair is **suspect** when
+either of its rows is (:data:`benchsite.tables.rows.SUSPECT_FLAGS`); ``reasons`` says why.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from benchsite.stats import resampled_medians
+
+RESAMPLES = 1000
+CONFIDENCE = 0.95
+SEED = 0
+CHUNK = 4096
+DEVICE_BOUND_PARAMS = ("include_transfer",)  # parameters that only mean something on a GPU
+# workloads whose time is not comparable across devices (each device runs a different batch)
+NOT_COMPARABLE = frozenset({"max-batch"})
+COLUMNS = [
+    "host", "workload", "device", "device_kind", "gpu_label", "cpu_label", "series", "variant",
+    "params", "precision", "include_transfer", "axis", "axis_value", "speedup", "low", "high",
+    "cpu_row", "gpu_row", "row_id", "cpu_median_s", "gpu_median_s", "suspect", "reasons",
+]  # fmt: skip
+
+
+def speedups(current_ok: pd.DataFrame) -> pd.DataFrame:
+    """One row per pair (see the module docstring), sorted by host, workload, device and axis
+    value; ``current_ok`` is the current ok rows (:attr:`benchsite.tables.Tables.ok`)."""
+    rows = current_ok[~current_ok["workload"].astype(str).isin(NOT_COMPARABLE)]
+    keyed = rows.assign(pair_key=_pair_keys(rows))
+    cpu = keyed[keyed["device_kind"].astype(str) == "cpu"]
+    cpu = cpu.assign(_copies=[bool(p.get("include_transfer")) for p in cpu["p"]])
+    cpu = cpu.sort_values("_copies", kind="stable").drop_duplicates("pair_key", keep="first")
+    fast = keyed[keyed["device_kind"].astype(str) != "cpu"]
+    merged = fast.merge(cpu, on="pair_key", suffixes=("", "_cpu"))
+    if merged.empty:
+        return pd.DataFrame(columns=COLUMNS)
+    intervals = ratio_intervals(list(zip(merged["samples_s_cpu"], merged["samples_s"], strict=True)))
+    table = _table(merged, intervals)
+    return table.sort_values(["host", "workload", "device", "variant", "axis_value"],
+                             kind="stable").reset_index(drop=True)
+
+
+def _pair_keys(rows: pd.DataFrame) -> list[str]:
+    return [
+        f"{host}\x1f{workload}\x1f{world}\x1f{without(p, *DEVICE_BOUND_PARAMS)}"
+        for host, workload, world, p in zip(
+            rows["host"].astype(str), rows["workload"].astype(str), rows["world_size"],
+            rows["p"], strict=True)
+    ]  # fmt: skip
+
+
+def _table(merged: pd.DataFrame, intervals: list[tuple[float, float, float]]) -> pd.DataFrame:
+    value, low, high = (np.array(column, dtype=float) for column in zip(*intervals, strict=True))
+    return pd.DataFrame({
+        "host": merged["host"].astype(str), "workload": merged["workload"].astype(str),
+        "device": merged["device"].astype(str), "device_kind": merged["device_kind"].astype(str),
+        "gpu_label": _labels(merged, ""), "cpu_label": _labels(merged, "_cpu"),
+        "series": merged["series"], "variant": merged["variant"], "params": merged["p"],
+        "precision": [precision_of(p) for p in merged["p"]],
+        "include_transfer": [bool(p.get("include_transfer", False)) for p in merged["p"]],
+        "axis": merged["axis"].astype(object).where(merged["axis"].notna(), None),
+        "axis_value": merged["axis_value"].astype(float),
+        "speedup": value, "low": low, "high": high,
+        "cpu_row": merged["row_id_cpu"].astype(str), "gpu_row": merged["row_id"].astype(str),
+        "row_id": merged["row_id"].astype(str),
+        "cpu_median_s": merged["median_s_cpu"].astype(float),
+        "gpu_median_s": merged["median_s"].astype(float),
+        "suspect": (merged["suspect"] | merged["suspect_cpu"]).astype(bool),
+        "reasons": [_union(a, b) for a, b in zip(merged["reasons"], merged["reasons_cpu"],
+                                                 strict=True)],
+    }).reset_index(drop=True)  # fmt: skip
+
+
+def _union(first: tuple[str, ...], second: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys([*first, *second]))
+
+
+def _labels(merged: pd.DataFrame, suffix: str) -> list[str]:
+    """``NVIDIA H200 (cuda:0)`` for an accelerator, the model alone for a CPU."""
+    models = merged["device_model" + suffix].astype(object).tolist()
+    names = merged["device" + suffix].astype(str).tolist()
+    kinds = merged["device_kind" + suffix].astype(str).tolist()
+    return [
+        str(model or name) if kind == "cpu" else f"{model or name} ({name})"
+        for model, name, kind in zip(models, names, kinds, strict=True)
+    ]
+
+
+def precision_of(params: Mapping[str, Any]) -> str:
+    """The precision a case ran at (``precision``, or an older ``dtype`` parameter; else fp32)."""
+    return str(params.get("precision") or params.get("dtype") or "fp32")
+
+
+def without(params: Mapping[str, Any], *names: str) -> str:
+    """A stable key of ``params`` without ``names``: rows equal on it differ only in those."""
+    try:
+        return _without(tuple((k, type(v), v) for k, v in params.items()), names)
+    except TypeError:  # a value that cannot be hashed (a list): not cached
+        return json.dumps({k: v for k, v in params.items() if k not in names}, sort_keys=True)
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _without(items: tuple[tuple[str, type, Any], ...], names: tuple[str, ...]) -> str:
+    # the value's type is part of the key: 1, 1.0 and True are equal, their JSON is not
+    return json.dumps({k: v for k, _, v in items if k not in names}, sort_keys=True)
+
+
+# -- the interval --------------------------------------------------------------------------------
+
+
+def block_length(count: int) -> int:
+    """Samples per block: n^(1/3) (the usual order for a moving-block bootstrap), at least 1."""
+    return max(1, round(count ** (1 / 3)))
+
+
+def block_picks(count: int, resamples: int, rng: np.random.Generator) -> np.ndarray:
+    """``resamples`` × ``count`` positions: each resample is made of blocks of
+    :func:`block_length` consecutive positions (wrapping around), started at random, cut to
+    ``count``."""
+    length = block_length(count)
+    blocks = -(-count // length)
+    starts = rng.integers(0, count, (resamples, blocks))
+    picks = (starts[:, :, None] + np.arange(length)) % count
+    return picks.reshape(resamples, blocks * length)[:, :count]
+
+
+def ratio_intervals(
+    pairs: Sequence[tuple[Any, Any]], *, resamples: int = RESAMPLES,
+    confidence: float = CONFIDENCE, seed: int = SEED,
+) -> list[tuple[float, float, float]]:
+    """(median ratio, low, high) of every (numerator samples, denominator samples) pair:
+    ratio of medians and its block-bootstrap interval. Pairs of equal sample counts share
+    their resample positions and are resampled together; a pair without finite samples
+    gets NaN."""
+    tail = (1 - confidence) / 2 * 100
+    groups: dict[tuple[int, int] | None, list[int]] = {}
+    arrays = [(_finite(a), _finite(b)) for a, b in pairs]
+    for index, (num, den) in enumerate(arrays):
+        key = (len(num), len(den)) if num is not None and den is not None else None
+        groups.setdefault(key, []).append(index)
+    out: list[tuple[float, float, float]] = [(math.nan, math.nan, math.nan)] * len(pairs)
+    for counts, members in groups.items():
+        if counts is None:
+            continue
+        rng = np.random.default_rng(seed)
+        picks = (block_picks(counts[0], resamples, rng), block_picks(counts[1], resamples, rng))
+        for start in range(0, len(members), CHUNK):  # bounds memory: chunk × resamples floats
+            part = members[start : start + CHUNK]
+            found = _intervals([arrays[i] for i in part], picks, tail)
+            for i, interval in zip(part, found, strict=True):
+                out[i] = interval
+    return out
+
+
+def _intervals(
+    arrays: list[tuple[Any, Any]], picks: tuple[np.ndarray, np.ndarray], tail: float
+) -> list[tuple[float, float, float]]:
+    """(ratio, low, high) of pairs of equal sample counts, resampled at ``picks``."""
+    num = np.asarray([a for a, _ in arrays])
+    den = np.asarray([b for _, b in arrays])
+    ratios = np.median(num, axis=1) / np.median(den, axis=1)
+    resampled = resampled_medians(num, picks[0]) / resampled_medians(den, picks[1])
+    low, high = np.percentile(resampled, [tail, 100 - tail], axis=1)
+    return list(zip(ratios.tolist(), low.tolist(), high.tolist(), strict=True))
+
+
+def _finite(samples: Any) -> np.ndarray | None:
+    if samples is None or len(samples) == 0:
+        return None
+    values = np.asarray(samples, dtype=float)
+    return values if np.isfinite(values).all() and (values > 0).all() else None

@@ -1,0 +1,103 @@
+"""One definition per number: on the example site, the speedup and interval of a pair are the
+same on every page that shows it — workload chart data, speedup finding, FAQ, claims, overview
+table and headline chart — because each comes from :attr:`benchsite.tables.Tables.speedups`."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from benchsite.plugins._shared.findings import kind_of_workload, ratio_ci
+
+from benchsite import store
+from benchsite.analysis import prepare_results
+from benchsite.plugin_manager import load_plugins
+from benchsite.specs import records
+from benchsite.tables import Tables
+from tests.conftest import EXAMPLE_RESULTS
+
+SPEC = re.compile(r'<script type="application/json" id="chart-[0-9a-f]+-spec">(.*?)</script>', re.S)
+
+
+@pytest.fixture(scope="module")
+def tables() -> Tables:
+    return Tables.of(prepare_results(load_plugins(), store.read_results(EXAMPLE_RESULTS)))
+
+
+def _text(path: Path) -> str:
+    return html.unescape(path.read_text())
+
+
+def _chart_values(path: Path) -> list[dict]:
+    """Every data point of every chart embedded in the page at ``path``."""
+    return [
+        value
+        for spec in SPEC.findall(path.read_text())
+        for values in json.loads(spec).get("datasets", {}).values()
+        for value in values
+    ]
+
+
+def _charted(path: Path, pair: pd.Series) -> bool:
+    """Whether a chart of the page holds exactly the pair's speedup and interval (as charts
+    hold every number: :func:`benchsite.specs.records`, to 4 significant digits)."""
+    (wanted,) = records(pd.DataFrame([[pair.speedup, pair.low, pair.high]]))
+    wanted = tuple(wanted.values())
+    return any((v.get("speedup"), v.get("low"), v.get("high")) == wanted
+               for v in _chart_values(path))
+
+
+def _best(pairs: pd.DataFrame) -> pd.Series:
+    return pairs.loc[pairs["speedup"].idxmax()]
+
+
+def test_the_best_pair_reads_the_same_in_its_chart_finding_and_the_claims(example_site, tables):
+    site, _ = example_site
+    usable = tables.speedups[~tables.speedups["suspect"]]
+    best = _best(usable)
+    said = ratio_ci(best.speedup, best.low, best.high)
+    assert _charted(site / f"workloads/{best.workload}.html", best)
+    findings = [_text(path) for path in (site / "findings").glob("speedup*.html")]
+    assert any(said in text for text in [_text(site / "findings.html"), *findings])
+    assert f"{said} ({best.workload}" in _text(site / "claims.html")
+
+
+@pytest.mark.parametrize("kind", ["training", "inference"])
+def test_the_faq_gives_the_same_best_pair_as_its_chart(example_site, tables, kind):
+    site, _ = example_site
+    usable = tables.speedups[~tables.speedups["suspect"]]
+    best = _best(usable[usable["workload"].map(kind_of_workload) == kind])
+    assert f"at {ratio_ci(best.speedup, best.low, best.high)}" in _text(site / "faq.html")
+    assert _charted(site / f"workloads/{best.workload}.html", best)
+
+
+def test_every_headline_reads_the_same_on_the_overview_and_its_workload_page(example_site,
+                                                                            tables):
+    site, _ = example_site
+    overview = _text(site / "index.html")
+    assert len(tables.headline) >= 5 and not tables.headline["suspect"].any()
+    for pair in tables.headline.itertuples():
+        assert f"{pair.speedup:.3g}×" in overview and f"{pair.low:.3g}× – {pair.high:.3g}×" \
+            in overview, pair.workload
+        assert _charted(site / "index.html", pd.Series(pair._asdict()))
+        assert _charted(site / f"workloads/{pair.workload}.html", pd.Series(pair._asdict()))
+
+
+def test_a_suspect_pair_is_charted_and_listed_as_suspect_but_never_a_headline(example_site,
+                                                                             tables):
+    site, _ = example_site
+    suspect = tables.speedups[tables.speedups["suspect"]]
+    assert len(suspect), "the example store holds noisy rows"
+    assert not set(suspect["gpu_row"]) & set(tables.headline["gpu_row"])
+    pair = suspect.iloc[0]
+    assert _charted(site / f"workloads/{pair.workload}.html", pair)
+    listed = f"{ratio_ci(pair.speedup, pair.low, pair.high)} (flagged {', '.join(pair.reasons)})"
+    pages = [site / "findings.html", *(site / "findings").glob("speedup*.html")]
+    assert any(listed in _text(path) for path in pages)
+    overview = _text(site / "index.html")
+    for left_out in tables.suspect_headlines.itertuples():  # shown, with why, not headlined
+        assert f"{left_out.speedup:.3g}×, flagged {', '.join(left_out.reasons)}" in overview

@@ -1,0 +1,110 @@
+"""benchsite.tables on constructed stores with known answers: pairs, the block-bootstrap
+interval, suspect rows and implausible results, and how analyses are given the tables."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import numpy as np
+import pytest
+from analysis_frames import CPU_INFO, frame, row
+from benchsite.plugins.analysis_speedup import speedup_findings
+
+from benchsite import Analysis
+from benchsite.analysis import Analysed, arguments_for, run_analysis
+from benchsite.tables import Tables
+from benchsite.tables.speedups import block_picks, ratio_intervals
+
+
+def _flagged(results, row_ids, code):
+    """``results`` with the validity flag ``code`` on the rows ``row_ids`` (as the validity
+    plugin's ``prepare_results`` would set it)."""
+    return results.assign(flags=[[code] if r in row_ids else [] for r in results["row_id"]])
+
+
+def test_a_pair_is_one_host_and_one_case_with_copies_apart(tmp_path):
+    rows = [row("matmul", "cpu", 1e-2, {"size": 64}), row("matmul", "cuda:0", 1e-3, {"size": 64}),
+            row("matmul", "cuda:0", 4e-3, {"size": 64, "include_transfer": True}),
+            row("matmul", "cuda:0", 1e-4, {"size": 64}, host="host-b")]
+    pairs = Tables.of(frame(rows, tmp_path)).speedups
+    assert sorted(pairs["speedup"].round(6)) == [2.5, 10.0]
+    assert set(pairs["host"]) == {"host-a"}  # the other host has no CPU row: no pair
+    assert pairs.set_index("include_transfer")["cpu_row"].nunique() == 1
+    for pair in pairs.itertuples():
+        assert pair.low < pair.speedup < pair.high
+
+
+def test_the_interval_is_deterministic_and_widens_for_samples_that_drift_together():
+    drifting = list(np.linspace(1.0, 1.3, 21) * 1e-3)  # a slow drift, ordered in time
+    shuffled = list(np.random.default_rng(1).permutation(drifting))
+    gpu = list(np.full(21, 1e-4))
+    (_, low, high), (_, low_iid, high_iid) = ratio_intervals([(drifting, gpu), (shuffled, gpu)])
+    assert high - low > 1.1 * (high_iid - low_iid)  # blocks keep the drift in each resample
+    assert ratio_intervals([(drifting, gpu)]) == ratio_intervals([(drifting, gpu)])
+    assert np.isnan(ratio_intervals([([], gpu)])[0][1])
+
+
+def test_blocks_are_consecutive_samples_wrapping_around():
+    picks = block_picks(8, 50, np.random.default_rng(0))
+    assert picks.shape == (50, 8)
+    steps = np.diff(picks, axis=1) % 8
+    assert (steps[:, 0] == 1).all()  # block length 2: each resample starts with a pair
+
+
+def test_a_suspect_pair_is_never_the_best_case_nor_the_headline(tmp_path):
+    rows = [row("mlp-train", device, median, {"batch": b})
+            for b in (1, 16, 256) for device, median in (("cpu", 1e-3 * b), ("cuda:0", 1e-3))]
+    results = frame(rows, tmp_path)
+    noisy = set(results[(results["device"] == "cuda:0") & (results["axis_value"] == 256)]["row_id"])
+    tables = Tables.of(_flagged(results, noisy, "noisy"))
+    suspect = tables.speedups[tables.speedups["suspect"]]
+    assert suspect["reasons"].tolist() == [("noisy",)]
+    # no smaller size stands in for the suspect largest one: no headline, shown as suspect
+    assert tables.headline.empty
+    assert tables.suspect_headlines["axis_value"].tolist() == [256.0]
+    (found,) = speedup_findings(tables)
+    assert found.numbers["best_speedup"] == pytest.approx(16.0)
+    assert "Suspect, not used above — batch 256: 256×" in found.explanation
+    assert "(flagged noisy)" in found.explanation
+    assert list(tables.suspect["row_id"]) == list(noisy)
+    assert not set(tables.usable["row_id"]) & noisy
+
+
+def test_superlinear_thread_scaling_is_suspect(tmp_path):
+    rows = [row("cpu-threads", "cpu", t, {"threads": n, "op": "matmul"}, info=CPU_INFO)
+            for n, t in ((1, 1.0), (2, 0.5), (4, 0.1))]
+    curve = Tables.of(frame(rows, tmp_path)).scaling("threads")
+    assert curve["efficiency"].round(3).tolist() == [1.0, 1.0, 2.5]
+    assert curve["reasons"].tolist() == [(), (), ("superlinear",)]
+
+
+def test_a_precision_gain_beyond_the_ratio_of_peak_rates_is_suspect(tmp_path):
+    rows = [row("matmul", "cuda:0", median, {"size": 4096, "precision": precision})
+            for precision, median in (("fp32", 1.0), ("bf16", 0.05), ("tf32", 0.2))]
+    results = frame(rows, tmp_path)
+    peaks = {"fp32": 67.0, "bf16": 989.0, "tf32": 495.0}  # an H200's dense peaks
+    results["peak_tflops"] = [peaks[json.loads(p)["precision"]] for p in results["params"]]
+    gains = Tables.of(results).precision_gains.set_index("precision")
+    assert gains.loc["bf16", "speedup"] == pytest.approx(20.0)  # above 989 / 67 = 14.8
+    assert gains.loc["bf16", "reasons"] == ("beyond-peak-ratio",)
+    assert gains.loc["tf32", "reasons"] == ()  # 5× is within 495 / 67
+
+
+def test_an_analysis_gets_the_arguments_it_names_and_the_old_form_still_works(tmp_path):
+    given = {"results": "R", "tables": "T", "findings": ["F"]}
+    assert arguments_for(lambda results: [], given) == {"results": "R"}
+    assert arguments_for(lambda frame: [], given) == {"frame": "R"}  # any one-argument form
+    assert arguments_for(lambda tables, findings: [], given) == {"tables": "T", "findings": ["F"]}
+    assert arguments_for(lambda tables, results=None: [], given) == {"tables": "T",
+                                                                      "results": "R"}
+
+
+def test_an_analysis_that_names_a_group_is_warned_and_still_runs(tmp_path):
+    analysed = Analysed(frame([row("matmul", "cpu", 1e-3, {"size": 64})], tmp_path), [])
+    item = Analysis(name="old", description="", analyze=lambda results: [], group="shared")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert run_analysis(item, analysed, []) == ([], None)
+    assert any(issubclass(w.category, DeprecationWarning) and "group" in str(w.message)
+               for w in caught)
