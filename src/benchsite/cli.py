@@ -206,18 +206,22 @@ def build(
     title: Annotated[str | None, typer.Option("--title", help="The site's title.")] = None,
     plugin: PluginOpt = None,
     strict: StrictOpt = False,
+    keep_going: Annotated[
+        bool, typer.Option("--keep-going", help="Publish even if a page or analysis failed.")
+    ] = False,
 ) -> None:
-    """Build the static site from the store (running the quick suite first if it is empty)."""
+    """Build the static site from the store (with no ./results yet, run the quick suite first)."""
     from benchsite.progress import ProgressReporter
     from benchsite.site import BuildOptions, build_site
 
-    options = BuildOptions(results, out, templates, plugins=tuple(plugin or ()), strict=strict)
+    options = BuildOptions(results, out, templates, plugins=tuple(plugin or ()), strict=strict,
+                           keep_going=keep_going)  # fmt: skip
     options = replace(options, title=title) if title else options
     try:
         with ProgressReporter(console) as reporter:
             report = build_site(options, reporter)
     except KeyboardInterrupt:
-        console.print(f"interrupted: the site in {escape(str(out))} is incomplete; build it again.")
+        console.print(f"interrupted: nothing published, {escape(str(out))} is as it was.")
         raise typer.Exit(130) from None
     for name, error in {**report.analysis_errors, **report.page_errors}.items():
         err_console.print(f"[yellow]note:[/] {escape(name)} failed: {escape(error)}")

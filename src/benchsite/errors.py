@@ -44,3 +44,9 @@ def describe_exception(exc: BaseException) -> str:
     where = f" ({Path(frames[-1].filename).name}:{frames[-1].lineno})" if frames else ""
     message = " ".join(str(exc).split())
     return f"{type(exc).__name__}: {message}{where}"
+
+
+class BuildFailed(BenchsiteError):
+    """A part of the site (a page, an analysis) failed: nothing was published."""
+
+    exit_code = 1
