@@ -17,7 +17,6 @@ from benchsite.plugins import (
 )
 from benchsite.plugins._answers import RUN_GPU, answered, rows_of, speedups_of, unanswered
 from benchsite.plugins._findings import (
-    SHARED_TABLES,
     bytes_text,
     case_text,
     is_accelerator,
@@ -42,7 +41,6 @@ def register_analyses() -> list[Analysis]:
             name="claims",
             description="Claims of a typical CPU-vs-GPU article, with verdicts from the data.",
             analyze=claim_findings,
-            group=SHARED_TABLES,
         )
     ]
 

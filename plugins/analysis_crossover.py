@@ -18,7 +18,6 @@ from typing import Any
 
 import pandas as pd
 from benchsite.plugins._findings import (
-    SHARED_TABLES,
     case_text,
     column_groups,
     finding,
@@ -65,7 +64,6 @@ def register_analyses() -> list[Analysis]:
             name="crossover",
             description="The smallest size or batch at which the GPU wins, with and without copies.",
             analyze=crossover_findings,
-            group=SHARED_TABLES,
         )
     ]
 

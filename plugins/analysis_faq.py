@@ -27,7 +27,6 @@ from benchsite.plugins._answers import (
     unanswered,
 )
 from benchsite.plugins._findings import (
-    SHARED_TABLES,
     case_text,
     faster,
     info_value,
@@ -50,7 +49,6 @@ def register_analyses() -> list[Analysis]:
             name="faq",
             description="The usual CPU-vs-GPU questions answered with this store's numbers.",
             analyze=faq_findings,
-            group=SHARED_TABLES,
         )
     ]
 

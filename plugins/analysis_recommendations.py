@@ -14,7 +14,6 @@ from benchsite.plugins import (
 )
 from benchsite.plugins._answers import RUN_GPU, answered, speedups_of, unanswered
 from benchsite.plugins._findings import (
-    SHARED_TABLES,
     case_text,
     faster,
     number_text,
@@ -39,7 +38,6 @@ def register_analyses() -> list[Analysis]:
             name="recommendations",
             description="Actionable advice from the findings, each with its evidence and limits.",
             analyze=recommendation_findings,
-            group=SHARED_TABLES,
         )
     ]
 

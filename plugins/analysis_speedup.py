@@ -11,7 +11,6 @@ from __future__ import annotations
 import pandas as pd
 from benchsite.plugins._charts import ratio_chart
 from benchsite.plugins._findings import (
-    SHARED_TABLES,
     case_text,
     faster,
     finding,
@@ -40,7 +39,6 @@ def register_analyses() -> list[Analysis]:
             name="speedup",
             description="GPU over CPU per workload and case, ratio of medians with a 95% CI.",
             analyze=speedup_findings,
-            group=SHARED_TABLES,
         )
     ]
 

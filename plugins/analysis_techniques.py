@@ -16,7 +16,6 @@ from typing import Any
 
 import pandas as pd
 from benchsite.plugins._findings import (
-    SHARED_TABLES,
     case_text,
     device_label,
     finding,
@@ -75,7 +74,6 @@ def register_analyses() -> list[Analysis]:
             description="Measured effect of precision, pinned memory, channels_last, "
             "checkpointing, pruning and torch.compile against their baselines.",
             analyze=technique_findings,
-            group=SHARED_TABLES,
         )
     ]
 

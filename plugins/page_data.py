@@ -21,7 +21,7 @@ SITE_COLUMNS = ("params_obj", "params_text", "variant", "series")
 
 @hookimpl
 def register_pages() -> list[Page]:
-    return [Page(name="data", nav="Data", order=90, render=render, needs_findings=False)]
+    return [Page(name="data", nav="Data", order=90, render=render)]
 
 
 def render(site: Site) -> list[RenderedPage]:

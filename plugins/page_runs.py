@@ -16,7 +16,7 @@ from benchsite.site.views import CaseTable, case_table
 
 @hookimpl
 def register_pages() -> list[Page]:
-    return [Page(name="runs", nav="Runs", order=70, render=render, needs_findings=False)]
+    return [Page(name="runs", nav="Runs", order=70, render=render)]
 
 
 def render(site: Site) -> list[RenderedPage]:

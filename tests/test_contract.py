@@ -12,7 +12,7 @@ from pathlib import Path
 import jinja2
 import pytest
 
-from benchsite import analysis, hookspecs, registry, store
+from benchsite import Page, analysis, hookspecs, registry, store
 from tests.conftest import EXAMPLE_RESULTS, TESTS
 
 EVERY_HOOK = str(TESTS / "plugins" / "every_hook.py")
@@ -69,18 +69,22 @@ def register_analyses():
 """
 
 
-def test_analyses_of_a_group_run_one_after_another_in_one_process(tmp_path, benchsite_plugins):
+def test_an_analysis_group_is_deprecated_and_ignored(tmp_path, benchsite_plugins):
+    """``Analysis(group=...)`` still loads, with a DeprecationWarning naming the analysis, and
+    every analysis runs, its findings in the order registered."""
     (tmp_path / "grouped.py").write_text(GROUPED)
     plugins = benchsite_plugins(str(tmp_path / "grouped.py"))
-    rows = store.read_results(EXAMPLE_RESULTS)
-    names = analysis.analysis_jobs(plugins, rows).names
-    assert ("a", "c") in names[: names.index(("b",))]  # groups start first
-    analysed = analysis.analyse(plugins, rows)
+    with pytest.warns(DeprecationWarning, match=r"Analysis\(group='g'\) for a is deprecated"):
+        analysed = analysis.analyse(plugins, store.read_results(EXAMPLE_RESULTS))
     mine = [finding for finding in analysed.findings if finding.id in {"a", "b", "c"}]
     assert [finding.id for finding in mine] == ["a", "b", "c"]  # in the order registered
-    (a_pid, *_), _, (c_pid, *c_saw) = (finding.answer.split() for finding in mine)
-    assert c_pid == a_pid and c_saw[-2:] == ["a", "c"]
-    assert analysed.of_kind("speedup") and analysed.of_kind("claim")  # the built-in group ran
+    assert analysed.of_kind("speedup") and analysed.of_kind("claim")
+
+
+def test_a_page_that_says_it_needs_no_findings_is_deprecated_and_renders_all_the_same():
+    with pytest.warns(DeprecationWarning, match=r"Page\(needs_findings=...\) for notes"):
+        page = Page(name="notes", render=lambda site: [], needs_findings=False)
+    assert page.render(None) == [] and page.nav_path == "notes.html"
 
 
 @pytest.fixture(scope="module")
