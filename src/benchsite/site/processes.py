@@ -5,17 +5,17 @@ Workers are forked where that is safe (Linux: they start in milliseconds with ev
 build holds, nothing copied in; only what a call returns comes back, pickled) and spawned
 elsewhere (macOS: forking a process that loaded system frameworks can crash; Windows: no
 fork). Ctrl-C reaches every process of the terminal's group: workers ignore it and leave it to
-the build, which drops the calls not started and stops them, so no traceback comes from each.
+the build, which stops them, so no traceback comes from each.
 """
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import signal
 import sys
-from collections.abc import Callable, Iterable
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -29,15 +29,13 @@ def in_processes(
     initargs: tuple[Any, ...] = (),
 ) -> list[T]:
     """``function`` over the ``arguments`` (as :func:`map`) in ``workers`` processes, each first
-    running ``initializer(*initargs)``; the results in order. An exception a call raised is
-    raised here, after the calls not started are dropped."""
-    pool = ProcessPoolExecutor(
-        workers, context(), initializer=_started, initargs=(initializer, initargs)
-    )
-    try:
-        return list(pool.map(function, *arguments))
-    finally:
-        pool.shutdown(cancel_futures=True)
+    running ``initializer(*initargs)``; the results in order, each call handed to the next
+    free worker. An exception a call raised is raised here; then, and on Ctrl-C, the workers
+    are stopped at once."""
+    with _interrupts_held():  # until each worker ignores them: one in its first instant would
+        pool = context().Pool(workers, _started, (initializer, initargs))  # die of it
+    with pool:  # terminated on the way out, whatever happened
+        return pool.starmap(function, zip(*arguments, strict=True), chunksize=1)
 
 
 def context() -> multiprocessing.context.BaseContext:
@@ -58,5 +56,21 @@ def cores() -> int:
 
 def _started(initializer: Callable[..., None] | None, initargs: tuple[Any, ...]) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     if initializer is not None:
         initializer(*initargs)
+
+
+@contextlib.contextmanager
+def _interrupts_held() -> Iterator[None]:
+    """Hold Ctrl-C back in this thread (and the processes it forks) for the block, where the
+    platform allows; one that came meanwhile arrives at its end."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
