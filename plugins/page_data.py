@@ -4,6 +4,7 @@ holds (see ``docs/results-schema.md``)."""
 from __future__ import annotations
 
 import io
+from typing import TYPE_CHECKING
 
 import pandas as pd
 import pyarrow as pa
@@ -12,8 +13,9 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from benchsite import Page, RenderedPage, hookimpl
-from benchsite.site import Site
-from benchsite.site.context import DataContext, DataFile
+
+if TYPE_CHECKING:  # the site stack is imported when a site is built, not at start-up
+    from benchsite.site import Site
 from benchsite.units import format_number
 
 SITE_COLUMNS = ("params_obj", "params_text", "variant", "series")
@@ -25,6 +27,7 @@ def register_pages() -> list[Page]:
 
 
 def render(site: Site) -> list[RenderedPage]:
+    from benchsite.site.context import DataContext, DataFile
     frame = site.results.drop(columns=list(SITE_COLUMNS))
     table = pa.Table.from_pandas(_plain(frame), preserve_index=False)
     parquet, csv = parquet_bytes(table), csv_bytes(table)

@@ -4,13 +4,15 @@ its measured peaks (best TFLOP/s, GB/s and items/s per workload)."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from benchsite import Page, RenderedPage, hookimpl
-from benchsite.site import Site, frames
-from benchsite.site.context import DeviceView, HardwareContext, HostView, PeakView
+
+if TYPE_CHECKING:  # the site stack is imported when a site is built, not at start-up
+    from benchsite.site import Site
+    from benchsite.site.context import DeviceView
 from benchsite.units import format_number
 
 LONG_TEXT = 240
@@ -22,6 +24,8 @@ def register_pages() -> list[Page]:
 
 
 def render(site: Site) -> list[RenderedPage]:
+    from benchsite.site import frames
+    from benchsite.site.context import HardwareContext, HostView
     peaks = frames.peaks(site.results)
     hosts = []
     for host, group in frames.devices(site.results).groupby("host", sort=True):
@@ -31,6 +35,8 @@ def render(site: Site) -> list[RenderedPage]:
 
 
 def _device(site: Site, row: Any, peaks: pd.DataFrame) -> DeviceView:
+    from benchsite.site import frames
+    from benchsite.site.context import DeviceView, PeakView
     mine = peaks[(peaks["host"] == row.host) & (peaks["device"] == row.device)]
     return DeviceView(
         name=str(row.device),

@@ -4,11 +4,12 @@ it like any template."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from benchsite import Page, RenderedPage, hookimpl
-from benchsite.site import Site
-from benchsite.site.context import MethodologyContext
-from benchsite.site.sanitize import markdown_html
-from benchsite.site.theme import read_static
+
+if TYPE_CHECKING:  # the site stack is imported when a site is built, not at start-up
+    from benchsite.site import Site
 
 
 @hookimpl
@@ -17,6 +18,9 @@ def register_pages() -> list[Page]:
 
 
 def render(site: Site) -> list[RenderedPage]:
+    from benchsite.site.context import MethodologyContext
+    from benchsite.site.sanitize import markdown_html
+    from benchsite.site.theme import read_static
     text = read_static(site.env, "methodology.md")
     context = MethodologyContext(markdown_html(text))
     return [site.render("methodology.html", "methodology.html", context, "methodology")]

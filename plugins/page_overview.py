@@ -4,13 +4,15 @@ all measured."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pandas as pd
 
 from benchsite import Page, RenderedPage, hookimpl
-from benchsite.site import Site, charts, describe, frames
-from benchsite.site.context import HeadlineRow, OverviewContext
-from benchsite.site.findings import by_strength
-from benchsite.site.summaries import measured, what_to_run, workload_summaries
+
+if TYPE_CHECKING:  # the site stack is imported when a site is built, not at start-up
+    from benchsite.site import Site
+    from benchsite.site.context import HeadlineRow
 from benchsite.units import format_number
 
 TOP_FINDINGS = 6
@@ -25,6 +27,9 @@ def register_pages() -> list[Page]:
 
 
 def render(site: Site) -> list[RenderedPage]:
+    from benchsite.site import charts, describe, frames
+    from benchsite.site.context import OverviewContext
+    from benchsite.site.summaries import measured, what_to_run, workload_summaries
     top = frames.headline(frames.speedups(site.current))
     findings = [f for f in site.findings if f.kind not in ("recommendation", "faq", "claim")]
     context = OverviewContext(
@@ -59,12 +64,14 @@ def render(site: Site) -> list[RenderedPage]:
 
 
 def _strongest(findings: list) -> list:
+    from benchsite.site.findings import by_strength
     return by_strength(findings)[:TOP_FINDINGS]
 
 
 def _top_findings(findings: list) -> list:
     """The strongest finding of each headline kind (six crossovers in a row would hide the
     rest of the answers), then the strongest of the others."""
+    from benchsite.site.findings import by_strength
     ranked = by_strength(findings)
     first_of: dict = {}
     for finding in ranked:
@@ -75,6 +82,7 @@ def _top_findings(findings: list) -> list:
 
 
 def headline_rows(site: Site, top: pd.DataFrame) -> list[HeadlineRow]:
+    from benchsite.site.context import HeadlineRow
     return [
         HeadlineRow(
             workload=str(row.workload),

@@ -3,15 +3,16 @@ every row it stored (each with its anchor, so findings can link to any row)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from benchsite import Page, RenderedPage, hookimpl
-from benchsite.site import Site, charts, describe, frames
-from benchsite.site.context import RunContext, RunRow, RunsContext
-from benchsite.site.renderer import RUN_PAGE_ROWS
-from benchsite.site.views import CaseTable, case_table
+
+if TYPE_CHECKING:  # the site stack is imported when a site is built, not at start-up
+    from benchsite.site import Site
+    from benchsite.site.context import RunRow
+    from benchsite.site.views import CaseTable
 
 
 @hookimpl
@@ -20,6 +21,9 @@ def register_pages() -> list[Page]:
 
 
 def render(site: Site) -> list[RenderedPage]:
+    from benchsite.site import charts, describe, frames
+    from benchsite.site.context import RunsContext
+    from benchsite.site.views import CaseTable, case_table
     table = frames.runs(site.results)
     rows = {str(run.run_id): run_row(site, run) for run in table.itertuples()}
     chart = site.chart(charts.runs_chart(table), "Runs over time", describe.runs_text(table))
@@ -38,6 +42,9 @@ def render(site: Site) -> list[RenderedPage]:
 
 def run_pages(site: Site, run: RunRow, table: CaseTable) -> list[RenderedPage]:
     """A run's rows, :data:`RUN_PAGE_ROWS` per page (the order row links expect)."""
+    from benchsite.site.context import RunContext
+    from benchsite.site.renderer import RUN_PAGE_ROWS
+    from benchsite.site.views import CaseTable
     starts = range(0, len(table), RUN_PAGE_ROWS)
     parts = [(str(n + 1), site.run_path(run.run_id, n)) for n in range(len(starts))]
     return [
@@ -53,6 +60,7 @@ def run_pages(site: Site, run: RunRow, table: CaseTable) -> list[RenderedPage]:
 
 
 def run_row(site: Site, run: Any) -> RunRow:
+    from benchsite.site.context import RunRow
     seconds = (run.ended - run.started).total_seconds()
     return RunRow(
         host=str(run.host),

@@ -4,15 +4,16 @@ with its anchor, the workload's findings, and the commands that reproduce it."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pandas as pd
 
 from benchsite import Page, RenderedPage, hookimpl
-from benchsite.site import Site, charts, describe, frames
-from benchsite.site.context import WorkloadContext, WorkloadIndexContext
-from benchsite.site.findings import PER_PAGE, by_strength
-from benchsite.site.renderer import WORKLOAD_TABLE_ROWS
-from benchsite.site.summaries import reproduce_commands, what_to_run, workload_summaries
-from benchsite.site.views import CaseTable, ChartView, case_table
+
+if TYPE_CHECKING:  # the site stack is imported when a site is built, not at start-up
+    from benchsite.site import Site
+    from benchsite.site.context import WorkloadContext
+    from benchsite.site.views import ChartView
 
 
 @hookimpl
@@ -25,6 +26,9 @@ def register_pages() -> list[Page]:
 
 
 def render(site: Site) -> list[RenderedPage]:
+    from benchsite.site import frames
+    from benchsite.site.context import WorkloadIndexContext
+    from benchsite.site.summaries import workload_summaries
     index = WorkloadIndexContext(workload_summaries(site))
     pages = [site.render("workloads.html", "workloads/index.html", index, "workloads")]
     speed = frames.speedups(site.current)
@@ -40,6 +44,11 @@ def render(site: Site) -> list[RenderedPage]:
 def workload_context(
     site: Site, name: str, rows: pd.DataFrame, speed: pd.DataFrame, run_hrefs: dict[str, str]
 ) -> WorkloadContext:
+    from benchsite.site.context import WorkloadContext
+    from benchsite.site.findings import PER_PAGE, by_strength
+    from benchsite.site.renderer import WORKLOAD_TABLE_ROWS
+    from benchsite.site.summaries import reproduce_commands
+    from benchsite.site.views import CaseTable, case_table
     registered = site.workloads.get(name)
     axis = str(rows["axis"].dropna().iloc[0]) if rows["axis"].notna().any() else ""
     made, missing = workload_charts(site, rows, speed[speed["workload"] == name], axis)
@@ -63,6 +72,7 @@ def workload_charts(
     site: Site, rows: pd.DataFrame, speed: pd.DataFrame, axis: str
 ) -> tuple[list[ChartView], list[str]]:
     """The charts this workload's rows allow, and a sentence for each one they do not."""
+    from benchsite.site import charts, describe, frames
     good = frames.ok_rows(rows)
     swept = good[good["axis_value"].notna()]
     if not axis or swept.empty:
@@ -82,6 +92,8 @@ def workload_charts(
 
 
 def _speedup(site: Site, speed: pd.DataFrame, axis: str, made: list, missing: list) -> None:
+    from benchsite.site import charts, describe, frames
+    from benchsite.site.summaries import what_to_run
     swept = speed[speed["axis_value"].notna()]
     if swept.empty:
         missing.append(
@@ -100,6 +112,7 @@ def _speedup(site: Site, speed: pd.DataFrame, axis: str, made: list, missing: li
 
 
 def _rate(site: Site, swept: pd.DataFrame, axis: str, made: list, missing: list) -> None:
+    from benchsite.site import charts, describe, frames
     preferred = (("items_per_s", "items/s"),) if axis == "batch" else ()
     found = [(c, u) for c, u in preferred if swept[c].notna().any()] or [frames.best_rate(swept)]
     if found[0] is None:
@@ -117,6 +130,7 @@ def _rate(site: Site, swept: pd.DataFrame, axis: str, made: list, missing: list)
 
 
 def _memory(site: Site, swept: pd.DataFrame, axis: str, made: list, missing: list) -> None:
+    from benchsite.site import charts, describe, frames
     long = frames.metric_frame(swept, frames.MEMORY_METRICS)
     if long.empty:
         missing.append(
