@@ -32,7 +32,7 @@ def render(site: Site) -> list[RenderedPage]:
     ordered = frames.run_order(site.results)
     # one table for every row (made a column at a time, it costs per call, not only per row),
     # then each run's lines: its rows, in frame order
-    lines = case_table(ordered, run_hrefs).lines
+    lines = case_table(ordered, run_hrefs).rows
     positions = pd.Series(range(len(ordered)), index=ordered.index)
     for run_id, group in positions.groupby(ordered["run_id"].to_numpy(), sort=False):
         table = CaseTable([lines[at] for at in group])
@@ -51,7 +51,7 @@ def run_pages(site: Site, run: RunRow, table: CaseTable) -> list[RenderedPage]:
         site.render(
             "run.html",
             parts[n][1],
-            RunContext(run, CaseTable(table.lines[start : start + RUN_PAGE_ROWS]),
+            RunContext(run, CaseTable(table.rows[start : start + RUN_PAGE_ROWS]),
                        parts if len(parts) > 1 else []),
             "runs",
         )

@@ -4,6 +4,7 @@ relative links, page sizes and the downloadable data."""
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -243,3 +244,29 @@ def test_no_finding_recommendation_faq_answer_or_claim_is_rendered_without_evide
             assert len(evidence) == 2, f"{page.name}: a card without evidence: {card[:300]}"
             assert "<a href=" in evidence[1], f"{page.name}: evidence without a link"
     assert cards > 20  # the example store answers many questions with a GPU host in it
+
+
+def test_a_workload_page_shows_every_declared_rate_and_the_collectors_metrics(example_site):
+    """matmul declares FLOPs, bytes and items: each row shows all three rates (items/s never
+    appeared before), and its collector metrics (stored, shown on no page before)."""
+    site, _ = example_site
+    html = (site / "workloads" / "matmul.html").read_text()
+    row = next(part for part in html.split("<tr id=")[1:] if "status-ok" in part)
+    assert "TFLOP/s" in row and "GB/s" in row and "items/s" in row
+    assert "<dt>memory.cpu_peak_rss_bytes</dt>" in row and "collector metrics" in html
+
+
+def test_a_theme_overrides_the_case_table_on_its_own(tmp_path):
+    theme = tmp_path / "theme"
+    theme.mkdir()
+    (theme / "_case_table.html").write_text(
+        '{% for row in table.rows %}<p class="mine" id="row-{{ row.row_id }}">'
+        "{{ row.median }} {{ row.rates | join(', ') }}</p>{% endfor %}"
+    )
+    results = tmp_path / "results"
+    shutil.copytree(EXAMPLE_RESULTS / "host=cpu-2core", results / "host=cpu-2core")
+    out = tmp_path / "site"
+    build_site(BuildOptions(results=results, out=out, templates=theme))
+    html = (out / "workloads" / "matmul.html").read_text()
+    assert '<p class="mine" id="row-' in html and "<table class=\"cases\">" not in html
+    assert "items/s" in html
