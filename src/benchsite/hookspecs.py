@@ -100,8 +100,8 @@ def register_analyses() -> list[Analysis]:
 
     When: once per site build, after the store is read. The analyses run side by side, each in
     a worker process forked from the build (:mod:`benchsite.jobs`): one must not rely on
-    another's side effects, and its findings must pickle. Analyses with the same ``group`` run
-    one after another in one worker, so what they cache per process is computed once.
+    another's side effects, and its findings must pickle. (``Analysis.group`` is deprecated and
+    ignored.)
     Returns: a list of :class:`benchsite.records.Analysis`; each ``analyze(results)`` gets the
     whole store as a data frame (:func:`benchsite.store.read_results`) and returns
     :class:`benchsite.records.Finding` records.
