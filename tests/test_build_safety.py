@@ -174,7 +174,7 @@ def test_a_second_build_is_refused_and_a_dead_builds_lock_is_taken_over(small_st
 
 def test_an_unwritable_out_is_one_line_before_any_work(tmp_path):
     (tmp_path / "a-file").write_text("not a folder")
-    for out in (tmp_path / "a-file", tmp_path / "a-file" / "site"):
+    for out in (tmp_path / "a-file", tmp_path / "a-file" / "site", tmp_path):
         started = time.monotonic()
         failed = build(Path("results"), out, cwd=tmp_path)  # the default store: no suite run
         assert failed.returncode == 2

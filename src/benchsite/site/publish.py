@@ -56,6 +56,8 @@ def staged(out: Path) -> Iterator[Staging]:
     out = Path(os.path.realpath(out))  # a link to the site: publish beside what it points to
     if out.exists() and not out.is_dir():
         raise BenchsiteError(f"--out {out} is a file, not a folder: pass a folder for the site")
+    if Path.cwd().resolve().is_relative_to(out):  # it would be swapped away under your feet
+        raise BenchsiteError(f"--out {out} holds the current folder: pass a folder for the site")
     with _locked(out):
         _clean_leftovers(out)
         folder = _beside(out, "staging")
