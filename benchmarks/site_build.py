@@ -28,7 +28,8 @@ import pyarrow.parquet as pq
 
 from benchsite import store
 from benchsite.site import BuildOptions, build_site
-from benchsite.site.assets import SvgRenderer
+from benchsite.site.assets import MAX_WORKERS, draw_missing
+from benchsite.site.publish import Staging
 from benchsite.specs import ChartSpec
 
 HOSTS, RUNS_PER_HOST, WORKLOADS = 10, 10, 20
@@ -127,12 +128,12 @@ def time_svgs_alone(site: Path, folder: Path) -> None:
             chart = ChartSpec(spec, json.dumps(spec, sort_keys=True))
             specs[chart.svg] = chart
     started, before = time.perf_counter(), cpu_seconds()
-    with SvgRenderer(folder) as svgs:
-        svgs.draw(specs.values())
-        svgs.finish()
+    folder.mkdir()
+    drawn = draw_missing(specs.values(), Staging(out=folder / "none", folder=folder))
     cpu = cpu_seconds() - before
-    print(f"the {len(specs)} chart SVGs alone: {time.perf_counter() - started:.1f} s in "
-          f"{svgs.workers} vl-convert processes ({cpu:.1f} CPU-s)")
+    workers = min(len(specs), os.cpu_count() or 1, MAX_WORKERS)
+    print(f"the {drawn.count} chart SVGs alone: {time.perf_counter() - started:.1f} s in "
+          f"{workers} vl-convert processes ({cpu:.1f} CPU-s)")
 
 
 if __name__ == "__main__":

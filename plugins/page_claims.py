@@ -4,12 +4,12 @@ of kind ``claim`` with a verdict). Adds the ``verdict_class`` filter through
 
 from __future__ import annotations
 
-from typing import Any
-
-from benchsite.plugins._shared.pages import render_findings_page
+from typing import TYPE_CHECKING, Any
 
 from benchsite import Page, RenderedPage, hookimpl
-from benchsite.site import Site
+
+if TYPE_CHECKING:  # the site stack is imported when a site is built, not at start-up
+    from benchsite.site import Site
 
 VERDICT_CLASSES = {
     "supported": "good",
@@ -30,6 +30,8 @@ def prepare_jinja_env(env: Any) -> None:
 
 
 def render(site: Site) -> list[RenderedPage]:
+    from benchsite.plugins._shared.pages import render_findings_page
+
     return render_findings_page(
         site,
         page="claims",

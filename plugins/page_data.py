@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pandas as pd
 import pyarrow as pa
@@ -13,9 +14,11 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from benchsite import Page, RenderedPage, hookimpl
-from benchsite.site import Site
 from benchsite.tables.rows import DERIVED_COLUMNS
 from benchsite.units import format_number
+
+if TYPE_CHECKING:  # the site stack is imported when a site is built, not at start-up
+    from benchsite.site import Site
 
 
 @dataclass(frozen=True)
@@ -33,7 +36,6 @@ class DataContext:
     files: list[DataFile]
     rows: int
     columns: list[str]
-
 
 
 @hookimpl

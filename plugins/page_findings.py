@@ -3,10 +3,12 @@ evidence page per finding linking every result row it rests on."""
 
 from __future__ import annotations
 
-from benchsite.plugins._shared.pages import render_evidence_pages, render_findings_page
+from typing import TYPE_CHECKING
 
 from benchsite import Page, RenderedPage, hookimpl
-from benchsite.site import Site
+
+if TYPE_CHECKING:  # the site stack is imported when a site is built, not at start-up
+    from benchsite.site import Site
 
 
 @hookimpl
@@ -15,6 +17,8 @@ def register_pages() -> list[Page]:
 
 
 def render_findings(site: Site) -> list[RenderedPage]:
+    from benchsite.plugins._shared.pages import render_evidence_pages, render_findings_page
+
     return [
         *render_evidence_pages(site),
         *render_findings_page(

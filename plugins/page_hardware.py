@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from benchsite import Page, RenderedPage, hookimpl
-from benchsite.site import Site
 from benchsite.tables.rows import params_text
 from benchsite.units import format_number
+
+if TYPE_CHECKING:  # the site stack is imported when a site is built, not at start-up
+    from benchsite.site import Site
 
 LONG_TEXT = 240
 
@@ -51,7 +53,6 @@ class HardwareContext:
     """``hardware.html``: every device of every host in the store."""
 
     hosts: list[HostView]
-
 
 
 @hookimpl

@@ -5,11 +5,14 @@ it like any template."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from markupsafe import Markup
 
 from benchsite import Page, RenderedPage, hookimpl
-from benchsite.site import Site, markdown_html, read_static
+
+if TYPE_CHECKING:  # the site stack is imported when a site is built, not at start-up
+    from benchsite.site import Site
 
 
 @dataclass(frozen=True)
@@ -19,13 +22,16 @@ class MethodologyContext:
     html: Markup
 
 
-
 @hookimpl
 def register_pages() -> list[Page]:
-    return [Page(name="methodology", nav="Methodology", order=80, render=render, needs_findings=False)]
+    return [
+        Page(name="methodology", nav="Methodology", order=80, render=render, needs_findings=False)
+    ]
 
 
 def render(site: Site) -> list[RenderedPage]:
+    from benchsite.site import markdown_html, read_static
+
     text = read_static(site.env, "methodology.md")
     context = MethodologyContext(markdown_html(text))
     return [site.render("methodology.html", "methodology.html", context, "methodology")]

@@ -5,20 +5,20 @@ all measured."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import pandas as pd
-from benchsite.plugins._shared.pages import (
-    Measured,
-    WorkloadSummary,
-    by_strength,
-    measured,
-    what_to_run,
-    workload_summaries,
-)
 
 from benchsite import Page, RenderedPage, hookimpl
-from benchsite.site import ChartView, FindingView, Site, charts, describe
 from benchsite.units import format_number
+
+if TYPE_CHECKING:  # the site stack is imported when a site is built, not at start-up
+    from benchsite.plugins._shared.pages import (
+        Measured,
+        WorkloadSummary,
+    )
+
+    from benchsite.site import ChartView, FindingView, Site
 
 TOP_FINDINGS = 6
 # what a visitor asks first, one finding of each; other kinds only fill the remaining places
@@ -56,13 +56,16 @@ class OverviewContext:
     suspect: list[str] = field(default_factory=list)  # workloads left out of the headline, why
 
 
-
 @hookimpl
 def register_pages() -> list[Page]:
     return [Page(name="overview", nav="Overview", order=0, path="index.html", render=render)]
 
 
 def render(site: Site) -> list[RenderedPage]:
+    from benchsite.plugins._shared.pages import measured, what_to_run, workload_summaries
+
+    from benchsite.site import charts, describe
+
     top = site.tables.headline
     findings = [f for f in site.findings if f.kind not in ("recommendation", "faq", "claim")]
     context = OverviewContext(
@@ -98,12 +101,16 @@ def render(site: Site) -> list[RenderedPage]:
 
 
 def _strongest(findings: list) -> list:
+    from benchsite.plugins._shared.pages import by_strength
+
     return by_strength(findings)[:TOP_FINDINGS]
 
 
 def _top_findings(findings: list) -> list:
     """The strongest finding of each headline kind (six crossovers in a row would hide the
     rest of the answers), then the strongest of the others."""
+    from benchsite.plugins._shared.pages import by_strength
+
     ranked = by_strength(findings)
     first_of: dict = {}
     for finding in ranked:

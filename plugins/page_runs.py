@@ -4,13 +4,19 @@ every row it stored (each with its anchor, so findings can link to any row)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from benchsite import Page, RenderedPage, hookimpl
-from benchsite.site import RUN_PAGE_ROWS, CaseTable, ChartView, Site, case_table, charts, describe
 from benchsite.tables.rows import run_order
+
+if TYPE_CHECKING:  # the site stack is imported when a site is built, not at start-up
+    from benchsite.site import (
+        CaseTable,
+        ChartView,
+        Site,
+    )
 
 
 @dataclass(frozen=True)
@@ -50,13 +56,14 @@ class RunContext:
     parts: list[tuple[str, str]] = field(default_factory=list)
 
 
-
 @hookimpl
 def register_pages() -> list[Page]:
     return [Page(name="runs", nav="Runs", order=70, render=render, needs_findings=False)]
 
 
 def render(site: Site) -> list[RenderedPage]:
+    from benchsite.site import CaseTable, case_table, charts, describe
+
     table = site.tables.runs
     rows = {str(run.run_id): run_row(site, run) for run in table.itertuples()}
     chart = site.chart(charts.runs_chart(table), "Runs over time", describe.runs_text(table))
@@ -75,14 +82,19 @@ def render(site: Site) -> list[RenderedPage]:
 
 def run_pages(site: Site, run: RunRow, table: CaseTable) -> list[RenderedPage]:
     """A run's rows, :data:`RUN_PAGE_ROWS` per page (the order row links expect)."""
+    from benchsite.site import RUN_PAGE_ROWS, CaseTable
+
     starts = range(0, len(table), RUN_PAGE_ROWS)
     parts = [(str(n + 1), site.run_path(run.run_id, n)) for n in range(len(starts))]
     return [
         site.render(
             "run.html",
             parts[n][1],
-            RunContext(run, CaseTable(table.lines[start : start + RUN_PAGE_ROWS]),
-                       parts if len(parts) > 1 else []),
+            RunContext(
+                run,
+                CaseTable(table.lines[start : start + RUN_PAGE_ROWS]),
+                parts if len(parts) > 1 else [],
+            ),
             "runs",
         )
         for n, start in enumerate(starts)

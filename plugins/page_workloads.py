@@ -5,29 +5,24 @@ with its anchor, the workload's findings, and the commands that reproduce it."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import pandas as pd
-from benchsite.plugins._shared.pages import (
-    PER_PAGE,
-    WorkloadSummary,
-    by_strength,
-    reproduce_commands,
-    what_to_run,
-    workload_summaries,
-)
 
 from benchsite import Page, RenderedPage, hookimpl
-from benchsite.site import (
-    WORKLOAD_TABLE_ROWS,
-    CaseTable,
-    ChartView,
-    FindingView,
-    Site,
-    case_table,
-    charts,
-    describe,
-)
 from benchsite.tables.rows import best_rate, metric_frame
+
+if TYPE_CHECKING:  # the site stack is imported when a site is built, not at start-up
+    from benchsite.plugins._shared.pages import (
+        WorkloadSummary,
+    )
+
+    from benchsite.site import (
+        CaseTable,
+        ChartView,
+        FindingView,
+        Site,
+    )
 
 # the memory collector's metrics that the memory chart draws
 MEMORY_METRICS = (
@@ -62,7 +57,6 @@ class WorkloadContext:
     runs: list[tuple[str, str]] = field(default_factory=list)
 
 
-
 @hookimpl
 def register_pages() -> list[Page]:
     return [
@@ -73,6 +67,8 @@ def register_pages() -> list[Page]:
 
 
 def render(site: Site) -> list[RenderedPage]:
+    from benchsite.plugins._shared.pages import workload_summaries
+
     index = WorkloadIndexContext(workload_summaries(site))
     pages = [site.render("workloads.html", "workloads/index.html", index, "workloads")]
     speed = site.tables.speedups
@@ -88,6 +84,10 @@ def render(site: Site) -> list[RenderedPage]:
 def workload_context(
     site: Site, name: str, rows: pd.DataFrame, speed: pd.DataFrame, run_hrefs: dict[str, str]
 ) -> WorkloadContext:
+    from benchsite.plugins._shared.pages import PER_PAGE, by_strength, reproduce_commands
+
+    from benchsite.site import WORKLOAD_TABLE_ROWS, CaseTable, case_table
+
     registered = site.workloads.get(name)
     axis = str(rows["axis"].dropna().iloc[0]) if rows["axis"].notna().any() else ""
     made, missing = workload_charts(site, rows, speed[speed["workload"] == name], axis)
@@ -111,6 +111,8 @@ def workload_charts(
     site: Site, rows: pd.DataFrame, speed: pd.DataFrame, axis: str
 ) -> tuple[list[ChartView], list[str]]:
     """The charts this workload's rows allow, and a sentence for each one they do not."""
+    from benchsite.site import charts, describe
+
     good = rows[rows["ok"].to_numpy(bool)]
     swept = good[good["axis_value"].notna()]
     if not axis or swept.empty:
@@ -130,6 +132,10 @@ def workload_charts(
 
 
 def _speedup(site: Site, speed: pd.DataFrame, axis: str, made: list, missing: list) -> None:
+    from benchsite.plugins._shared.pages import what_to_run
+
+    from benchsite.site import charts, describe
+
     swept = speed[speed["axis_value"].notna()]
     workload = set(swept["workload"])
     if swept.empty:
@@ -150,6 +156,8 @@ def _speedup(site: Site, speed: pd.DataFrame, axis: str, made: list, missing: li
 
 
 def _rate(site: Site, swept: pd.DataFrame, axis: str, made: list, missing: list) -> None:
+    from benchsite.site import charts, describe
+
     preferred = (("items_per_s", "items/s"),) if axis == "batch" else ()
     found = [(c, u) for c, u in preferred if swept[c].notna().any()] or [best_rate(swept)]
     if found[0] is None:
@@ -167,6 +175,8 @@ def _rate(site: Site, swept: pd.DataFrame, axis: str, made: list, missing: list)
 
 
 def _memory(site: Site, swept: pd.DataFrame, axis: str, made: list, missing: list) -> None:
+    from benchsite.site import charts, describe
+
     long = metric_frame(swept, MEMORY_METRICS)
     if long.empty:
         missing.append(

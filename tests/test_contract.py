@@ -12,7 +12,7 @@ from pathlib import Path
 import jinja2
 import pytest
 
-from benchsite import analysis, hookspecs, registry, store
+from benchsite import Page, analysis, hookspecs, registry, store
 from tests.conftest import EXAMPLE_RESULTS, TESTS, install_into
 
 EVERY_HOOK = str(TESTS / "plugins" / "every_hook.py")
@@ -89,6 +89,12 @@ def test_analyses_run_once_in_this_process_and_those_taking_findings_last(tmp_pa
     assert mine[1].answer.split()[1:] == ["a", "c"]  # b ran after a and c and got their findings
     assert mine[1].numbers["pairs"] == len(analysed.tables.speedups) > 0
     assert analysed.of_kind("speedup") and analysed.of_kind("claim")
+
+
+def test_a_page_that_says_it_needs_no_findings_is_deprecated_and_renders_all_the_same():
+    with pytest.warns(DeprecationWarning, match=r"Page\(needs_findings=...\) for notes"):
+        page = Page(name="notes", render=lambda site: [], needs_findings=False)
+    assert page.render(None) == [] and page.nav_path == "notes.html"
 
 
 @pytest.fixture(scope="module")

@@ -1,24 +1,22 @@
 """Chart specs and their SVG fallbacks: a spec holds the chart's data as Altair would write it
-(rounded), shows labels whole; SVGs are drawn in worker processes, once per spec, not again
-when on disk, and a chart vl-convert cannot draw is reported by name."""
+(rounded), shows labels whole; SVGs are drawn in a process pool, once per spec, not again when
+the published site has them, and a chart vl-convert cannot draw is reported by name."""
 
 from __future__ import annotations
 
 import json
 import math
-import multiprocessing
-import threading
 
 import altair as alt
 import pandas as pd
 import pytest
 import vl_convert
 
+from benchsite.chart_svg import _COMPILED, static, vega_spec
 from benchsite.errors import PluginError
 from benchsite.site import assets
-from benchsite.site.assets import SvgRenderer
+from benchsite.site.publish import Staging
 from benchsite.specs import ChartSpec, chart_spec
-from benchsite.svg_worker import _COMPILED, static, vega_spec
 
 
 def bars(values: list[float]) -> ChartSpec:
@@ -27,74 +25,32 @@ def bars(values: list[float]) -> ChartSpec:
     return chart_spec(chart)
 
 
-def test_each_chart_is_drawn_once_and_not_again_when_on_disk(tmp_path):
+def staging(tmp_path, published: str = "published") -> Staging:
+    folder = tmp_path / f"staging-{len(list(tmp_path.iterdir()))}"
+    folder.mkdir()
+    return Staging(out=tmp_path / published, folder=folder)
+
+
+def test_missing_charts_are_drawn_once_and_those_of_the_published_site_linked(tmp_path):
     first, second = bars([1.0, 2.0]), bars([3.0])
-    with SvgRenderer(tmp_path, workers=2) as svgs:
-        svgs.draw([first, second, first])
-        assert svgs.finish() == 2 and svgs.seconds > 0
-    assert svgs.paths == {first.svg, second.svg}
+    drawn = assets.draw_missing([first, second, first], staging(tmp_path))
+    assert drawn.count == 2 and drawn.seconds > 0
     for chart in (first, second):
-        assert (tmp_path / chart.svg).read_text().startswith("<svg")
-    with SvgRenderer(tmp_path) as again:
-        again.draw([first, second])
-        assert again.finish() == 0 and again.paths == {first.svg, second.svg}
-
-
-def test_a_chart_sent_from_a_forked_page_worker_is_drawn_by_the_build(tmp_path):
-    chart = bars([1.0, 2.0])
-    with SvgRenderer(tmp_path, workers=1) as svgs:
-        worker = multiprocessing.get_context("fork").Process(target=svgs.send, args=(chart,))
-        worker.start()
-        worker.join()
-        assert svgs.finish() == 1
-    assert svgs.paths == {chart.svg} and (tmp_path / chart.svg).read_text().startswith("<svg")
-
-
-def test_a_page_worker_does_not_send_a_chart_queued_before_it_was_forked(tmp_path):
-    chart = bars([3.0])
-
-    def page_worker() -> None:
-        svgs._outbox.close()  # in this process only: a send would raise
-        svgs.send(chart)
-
-    with SvgRenderer(tmp_path, workers=1) as svgs:
-        svgs.draw([chart])  # a finding's chart, queued when its analysis ended
-        worker = multiprocessing.get_context("fork").Process(target=page_worker)
-        worker.start()
-        worker.join()
-        assert worker.exitcode == 0
-        assert svgs.finish() == 1
-
-
-def test_a_failed_build_ends_even_when_a_killed_page_worker_held_the_chart_pipe(tmp_path):
-    svgs = SvgRenderer(tmp_path, workers=1)
-
-    def fail() -> None:
-        with pytest.raises(RuntimeError), svgs:
-            svgs._sending.acquire()  # as a page worker killed halfway through a send leaves it
-            raise RuntimeError("the build broke")
-
-    build = threading.Thread(target=fail, daemon=True)
-    build.start()
-    build.join(timeout=20)
-    assert not build.is_alive()
+        assert (tmp_path / "staging-0" / chart.svg).read_text().startswith("<svg")
+    (tmp_path / "staging-0").rename(tmp_path / "published")  # as the build publishes it
+    again = staging(tmp_path)
+    assert assets.draw_missing([first, second], again).count == 0
+    linked = again.folder / first.svg
+    assert linked.stat().st_ino == (tmp_path / "published" / first.svg).stat().st_ino
 
 
 def test_a_chart_that_cannot_be_drawn_is_named_and_the_others_are_drawn(tmp_path):
     good = bars([1.0])
     broken = ChartSpec({"mark": "no-such-mark"}, '{"mark": "no-such-mark"}')
-    with SvgRenderer(tmp_path, workers=1) as svgs:
-        svgs.draw([broken, good])
-        with pytest.raises(PluginError, match=rf"{broken.svg.rsplit('/', 1)[1]}: .*failed"):
-            svgs.finish()
-    assert (tmp_path / good.svg).exists() and not (tmp_path / broken.svg).exists()
-
-
-def test_a_failed_build_does_not_wait_for_its_charts(tmp_path):
-    with pytest.raises(RuntimeError), SvgRenderer(tmp_path, workers=1) as svgs:
-        svgs.draw([bars([float(n)]) for n in range(50)])
-        raise RuntimeError("the build broke")
-    assert len(list((tmp_path / "assets/charts").glob("*.svg"))) < 50
+    into = staging(tmp_path)
+    with pytest.raises(PluginError, match=rf"{broken.svg.rsplit('/', 1)[1]}: .*failed"):
+        assets.draw_missing([broken, good], into)
+    assert (into.folder / good.svg).exists() and not (into.folder / broken.svg).exists()
 
 
 def test_specs_show_axis_labels_whole_unless_the_chart_sets_a_limit():
@@ -145,10 +101,9 @@ def test_an_svg_is_the_chart_as_a_picture_without_tooltips_or_aria_labels(tmp_pa
         .encode(x=alt.X("x:Q"), y=alt.Y("tooltip:N"), tooltip=[alt.Tooltip("x:Q")])
     )
     spec = chart_spec(chart)
-    with SvgRenderer(tmp_path, workers=1) as svgs:
-        svgs.draw([spec])
-        svgs.finish()
-    svg = (tmp_path / spec.svg).read_text()
+    into = staging(tmp_path)
+    assets.draw_missing([spec], into)
+    svg = (into.folder / spec.svg).read_text()
     assert "aria-label" not in svg  # Vega labels every axis and point otherwise
     assert ">a</text>" in svg and ">b</text>" in svg  # the data column is drawn all the same
     assert "tooltip" in spec.text  # the page's interactive chart keeps its tooltips
@@ -173,11 +128,15 @@ def test_the_vega_bundle_is_made_once_into_the_cache_and_says_nothing(tmp_path, 
     first, second = tmp_path / "first", tmp_path / "second"
     making = assets.start_vega_bundle(first)
     assert making is not None
-    assert assets.write_vega_bundle(first, making) == assets.VEGA_BUNDLE
+    assert assets.write_vega_bundle(first, tmp_path / "none", making) == assets.VEGA_BUNDLE
     assert capfd.readouterr().err == ""  # vl-convert 2's bundler prints on stderr
     cached = tmp_path / "cache" / "benchsite" / assets.VEGA_BUNDLE.rsplit("/", 1)[1]
     assert (first / assets.VEGA_BUNDLE).read_bytes() == cached.read_bytes()
     assert b"vegaEmbed" in cached.read_bytes()
     assert assets.start_vega_bundle(second) is None  # the next site copies it from the cache
-    assets.write_vega_bundle(second)
+    assets.write_vega_bundle(second, tmp_path / "none")
     assert (second / assets.VEGA_BUNDLE).read_bytes() == cached.read_bytes()
+    third = tmp_path / "third"  # a rebuild takes it from the published site
+    assert assets.start_vega_bundle(first) is None
+    assets.write_vega_bundle(third, first)
+    assert (third / assets.VEGA_BUNDLE).stat().st_ino == (first / assets.VEGA_BUNDLE).stat().st_ino

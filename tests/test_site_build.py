@@ -3,12 +3,8 @@ relative links, page sizes and the downloadable data."""
 
 from __future__ import annotations
 
-import os
 import re
-import signal
-import subprocess
-import sys
-import time
+import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -18,6 +14,7 @@ from conftest import EXAMPLE_RESULTS
 from benchsite import store
 from benchsite.errors import PluginError
 from benchsite.records import RenderedPage
+from benchsite.runner import RunReport
 from benchsite.site import BuildOptions, build_site
 from benchsite.site import build as build_module
 
@@ -175,8 +172,8 @@ def test_a_page_cannot_write_outside_the_site(tmp_path):
     site = tmp_path / "site"
     for path in ("../escape.html", "a/../../escape.html", "/tmp/escape.html"):
         with pytest.raises(PluginError, match="outside the site"):
-            build_module._write(site, RenderedPage(path, "x"))
-    assert build_module._write(site, RenderedPage("a/../inside.html", "x")) == "a/../inside.html"
+            build_module.write_file(site, RenderedPage(path, "x"))
+    assert build_module.write_file(site, RenderedPage("a/../inside.html", "x")) == "a/../inside.html"
     assert (site / "inside.html").read_text() == "x"
     assert not (tmp_path / "escape.html").exists()
 
@@ -197,7 +194,9 @@ def test_rebuild_removes_files_the_previous_build_wrote_and_no_longer_writes(tmp
     assert not (out / "runs/r1.html").exists() and (out / "runs/r2.html").exists()
 
 
-def test_an_empty_store_runs_the_quick_suite_first_and_says_so(tmp_path, monkeypatch):
+def test_no_store_at_the_default_place_runs_the_quick_suite_first_and_says_so(
+    tmp_path, monkeypatch
+):
     calls, notices, stages = [], [], []
 
     class Reporter:
@@ -211,12 +210,14 @@ def test_an_empty_store_runs_the_quick_suite_first_and_says_so(tmp_path, monkeyp
         calls.append(options)
         rows = records(store.read_results(EXAMPLE_RESULTS))
         store.write_rows(options.results, "here", "r", rows)
+        return RunReport("r", "here", options.results)
 
     monkeypatch.setattr(build_module, "run_benchmarks", run_benchmarks)
-    report = build_site(BuildOptions(results=tmp_path / "empty", out=tmp_path / "site"), Reporter())
+    monkeypatch.chdir(tmp_path)  # ./results is the default store, and it does not exist
+    report = build_site(BuildOptions(out=tmp_path / "site"), Reporter())
     assert report.ran_suite and calls[0].profile == "quick"
     assert "running the quick suite" in notices[0]
-    names = ("plugins", "read", "analyse", "site", "pages", "assets")
+    names = ("plugins", "read", "analyse", "pages", "files", "charts")
     assert stages == [(name, index, len(names)) for index, name in enumerate(names)]
     assert (tmp_path / "site" / "index.html").exists()
 
@@ -245,22 +246,27 @@ def test_no_finding_recommendation_faq_answer_or_claim_is_rendered_without_evide
     assert cards > 20  # the example store answers many questions with a GPU host in it
 
 
-def test_ctrl_c_stops_a_build_and_its_workers_with_one_line(tmp_path):
-    """Ctrl-C reaches every process of the terminal's group: the build says so in one line and
-    exits 130, its workers (pages, analyses, chart SVGs) stop without a traceback each."""
+def test_a_workload_page_shows_every_declared_rate_and_the_collectors_metrics(example_site):
+    """matmul declares FLOPs, bytes and items: each row shows all three rates (items/s never
+    appeared before), and its collector metrics (stored, shown on no page before)."""
+    site, _ = example_site
+    html = (site / "workloads" / "matmul.html").read_text()
+    row = next(part for part in html.split("<tr id=")[1:] if "status-ok" in part)
+    assert "TFLOP/s" in row and "GB/s" in row and "items/s" in row
+    assert "<dt>memory.cpu_peak_rss_bytes</dt>" in row and "collector metrics" in html
+
+
+def test_a_theme_overrides_the_case_table_on_its_own(tmp_path):
+    theme = tmp_path / "theme"
+    theme.mkdir()
+    (theme / "_case_table.html").write_text(
+        '{% for row in table.rows %}<p class="mine" id="row-{{ row.row_id }}">'
+        "{{ row.median }} {{ row.rates | join(', ') }}</p>{% endfor %}"
+    )
+    results = tmp_path / "results"
+    shutil.copytree(EXAMPLE_RESULTS / "host=cpu-2core", results / "host=cpu-2core")
     out = tmp_path / "site"
-    command = [sys.executable, "-m", "benchsite.cli", "build", "--results", str(EXAMPLE_RESULTS),
-               "--out", str(out)]  # fmt: skip
-    build = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             start_new_session=True)  # fmt: skip
-    deadline = time.monotonic() + 120
-    while not (out / "runs.html").exists() and build.poll() is None:  # mid-build: pages render
-        assert time.monotonic() < deadline, "the build wrote no page in 120 s"
-        time.sleep(0.05)
-    os.killpg(build.pid, signal.SIGINT)
-    stdout, stderr = build.communicate(timeout=60)
-    assert build.returncode == 130, stderr
-    assert "interrupted: the site in" in stdout and "Traceback" not in stderr, stderr
-    time.sleep(1)
-    with pytest.raises(ProcessLookupError):  # no worker left behind
-        os.killpg(build.pid, 0)
+    build_site(BuildOptions(results=results, out=out, templates=theme))
+    html = (out / "workloads" / "matmul.html").read_text()
+    assert '<p class="mine" id="row-' in html and "<table class=\"cases\">" not in html
+    assert "items/s" in html

@@ -102,9 +102,9 @@ def test_an_analysis_gets_the_arguments_it_names_and_the_old_form_still_works(tm
 
 def test_an_analysis_that_names_a_group_is_warned_and_still_runs(tmp_path):
     analysed = Analysed(frame([row("matmul", "cpu", 1e-3, {"size": 64})], tmp_path), [])
-    item = Analysis(name="old", description="", analyze=lambda results: [], group="shared")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
+        item = Analysis(name="old", description="", analyze=lambda results: [], group="shared")
         assert run_analysis(item, analysed, []) == ([], None)
     assert any(issubclass(w.category, DeprecationWarning) and "group" in str(w.message)
                for w in caught)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -86,7 +85,6 @@ def run_analysis(
     item: Any, analysed: Analysed, findings: list[Finding]
 ) -> tuple[list[Finding], str | None]:
     """One analysis' findings (their charts made into specs), or why it failed."""
-    _warn_group(item)
     given = {"results": analysed.results, "tables": analysed.tables, "findings": list(findings)}
     try:
         found = item.analyze(**arguments_for(item.analyze, given))
@@ -116,16 +114,6 @@ def _parameters(analyze: Callable[..., Any]) -> list[str]:
         return ["results"]
     return [p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
             and (p.default is p.empty or p.name in ARGUMENTS)]
-
-
-def _warn_group(item: Any) -> None:
-    if getattr(item, "group", None):
-        warnings.warn(
-            f"Analysis {item.name!r}: `group` is deprecated and ignored (every analysis now runs "
-            "in one process on tables computed once); remove it. See CHANGELOG.md.",
-            DeprecationWarning,
-            stacklevel=2,
-        )
 
 
 def _with_spec(finding: Finding) -> Finding:

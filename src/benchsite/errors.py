@@ -49,3 +49,7 @@ def describe_exception(exc: BaseException) -> str:
 class StoreWarning(UserWarning):
     """A part of the results store was skipped (corrupt, truncated or foreign); the CLI prints it
     as one line, ``benchsite store check`` lists it."""
+class BuildFailed(BenchsiteError):
+    """A part of the site (a page, an analysis) failed: nothing was published."""
+
+    exit_code = 1

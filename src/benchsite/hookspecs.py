@@ -108,8 +108,7 @@ def register_analyses() -> list[Analysis]:
     Returns: a list of :class:`benchsite.records.Analysis`; each ``analyze`` returns
     :class:`benchsite.records.Finding` records. ``group`` is deprecated and ignored.
     Combining: concatenated; duplicate names are an error naming both plugins. An analysis that
-    raises is reported and skipped; the site is still written, and ``benchsite build`` exits 1
-    (0 with ``--keep-going``).
+    raises is reported, and the build publishes nothing (exit 1) unless ``--keep-going``.
     Example::
 
         @hookimpl
@@ -130,10 +129,11 @@ def register_analyses() -> list[Analysis]:
 def register_pages() -> list[Page]:
     """Return pages to add to the site.
 
-    When: once per site build, after the analyses ran (a page with ``needs_findings=False``
-    renders while they run). Pages render side by side, each in a worker process forked from
-    the build (:mod:`benchsite.jobs`): a page must not rely on another page's side effects; its
-    files and the charts it embeds come back to the build.
+    When: once per site build, after the analyses ran (``site.findings`` holds every finding).
+    Pages may render side by side in worker processes forked from the build
+    (:mod:`benchsite.site.processes`): a page must not rely on another page's side effects; its
+    files and the charts it embeds come back to the build. A page that raises fails the build
+    (nothing is published) unless ``--keep-going``.
     Returns: a list of :class:`benchsite.records.Page`; ``render(site)`` gets the
     :class:`benchsite.site.Site` being built and returns rendered files.
     Combining: concatenated and ordered by ``Page.order``; duplicate names, or two pages with

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import abc
 import itertools
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from typing import Any
 
 Params = Mapping[str, Any]
@@ -172,13 +173,19 @@ class Analysis:
     (may be empty when the store holds nothing it can use). It is called with the arguments it
     names: ``results`` (the prepared data frame), ``tables`` (:class:`benchsite.tables.Tables`)
     and ``findings`` (those of the analyses that take none); see :mod:`benchsite.analysis`.
-    ``group`` is deprecated and ignored (it scheduled analyses that shared a per-process
-    cache; the tables are now computed once per build)."""
+
+    ``group`` is deprecated and ignored (it scheduled analyses that shared a per-process cache;
+    the tables are now computed once per build): still accepted, with a
+    :class:`DeprecationWarning`, until the next release."""
 
     name: str
     description: str
     analyze: Callable[..., list[Finding]]
-    group: str | None = None
+    group: InitVar[str | None] = None
+
+    def __post_init__(self, group: str | None) -> None:
+        if group is not None:
+            _deprecated(f"Analysis(group={group!r}) for {self.name}")
 
 
 @dataclass(frozen=True)
@@ -186,20 +193,35 @@ class Page:
     """A page of the site. ``render(site)`` returns a list of :class:`RenderedPage` (one page
     may expand into several, like one page per workload). ``nav`` is the label in the
     navigation (``None`` to stay out of it) and ``order`` its position. ``path`` is the file the
-    navigation links to, relative to the site root (default ``<name>.html``). A page that never
-    reads ``site.findings`` may say ``needs_findings=False``: it then renders while the analyses
-    run (and sees no findings)."""
+    navigation links to, relative to the site root (default ``<name>.html``). Every page renders
+    after the analyses, with every finding.
+
+    ``needs_findings`` is deprecated and ignored: still accepted, with a
+    :class:`DeprecationWarning`, until the next release."""
 
     name: str
     render: Callable[[Any], list[RenderedPage]]
     nav: str | None = None
     order: int = 100
     path: str | None = None
-    needs_findings: bool = True
+    needs_findings: InitVar[bool | None] = None
+
+    def __post_init__(self, needs_findings: bool | None) -> None:
+        if needs_findings is not None:
+            _deprecated(f"Page(needs_findings=...) for {self.name}")
 
     @property
     def nav_path(self) -> str:
         return self.path or f"{self.name}.html"
+
+
+def _deprecated(what: str) -> None:
+    warnings.warn(
+        f"{what} is deprecated and ignored (the build schedules its own work): remove the "
+        "argument, the next release refuses it (CHANGELOG.md)",
+        DeprecationWarning,
+        stacklevel=4,  # the plugin's call: _deprecated, __post_init__, __init__, the plugin
+    )
 
 
 @dataclass(frozen=True)

@@ -1,14 +1,20 @@
 """``benchsite build``: read the store, compute findings, render every page, write the site.
 
-The pipeline reads top to bottom in :func:`build_site`, one labelled line per stage. A store
-with no results first gets the quick suite run on this machine (so that one command on a fresh
-clone ends in a site). A page plugin that raises is reported by name and skipped (``strict``
-makes it fatal); the site still builds.
+The build reads top to bottom in :func:`build_site`, one labelled line per stage: read the
+store, analyse it (``prepare_results``, the tables and every analysis' findings), render the
+pages, write the files, then draw the chart SVGs that no earlier build drew.
+
+Every file goes into a staging folder beside ``--out``, which replaces the published site only
+when the build succeeded (:mod:`benchsite.site.publish`, which also holds the lock that keeps two
+builds out of one folder): a build that fails or is interrupted leaves the last good site as it
+was. A page or analysis that raises is reported by name and the build fails, publishing nothing
+(``keep_going`` publishes the rest; ``strict`` stops at the first failure). When ``--results``
+is the default folder and does not exist, the quick suite is run on this machine first, so that
+one command on a fresh clone ends in a site.
 """
 
 from __future__ import annotations
 
-import functools
 import os
 import subprocess
 import time
@@ -22,19 +28,19 @@ import pandas as pd
 
 from benchsite import registry, store
 from benchsite.analysis import Analysed, analyse
-from benchsite.errors import PluginError, describe_exception
-from benchsite.jobs import run_jobs
+from benchsite.errors import BuildFailed, PluginError, StoreError, describe_exception
 from benchsite.plugin_manager import Plugins, load_plugins
 from benchsite.records import Page, RenderedPage
 from benchsite.runner import Reporter, RunOptions, SilentReporter, run_benchmarks
-from benchsite.site import assets
+from benchsite.site import assets, publish
+from benchsite.site.processes import cores, forks, in_processes
 from benchsite.site.renderer import NavItem, Site, row_links
 from benchsite.site.theme import make_environment, read_static
-from benchsite.specs import CHART_FOLDER
+from benchsite.specs import ChartSpec
 
-MANIFEST = ".benchsite-files"
+DEFAULT_RESULTS = Path("results")
 THEME_FILES = ("site.css", "embed.js")
-STAGES = ("plugins", "read", "analyse", "site", "pages", "assets")
+STAGES = ("plugins", "read", "analyse", "pages", "files", "charts")
 T = TypeVar("T")
 
 
@@ -42,12 +48,13 @@ T = TypeVar("T")
 class BuildOptions:
     """Everything ``benchsite build`` can be told."""
 
-    results: Path = Path("results")
+    results: Path = DEFAULT_RESULTS
     out: Path = Path("site")
     templates: Path | None = None
     title: str = "PyTorch on CPU and GPU: what it buys you"
     plugins: tuple[str, ...] = ()
     strict: bool = False
+    keep_going: bool = False  # publish even when a page or an analysis failed
 
 
 @dataclass
@@ -69,24 +76,23 @@ class BuildReport:
 def build_site(options: BuildOptions, reporter: Reporter | None = None) -> BuildReport:
     """Build the site described by ``options``; see the module docstring."""
     started, reporter = time.perf_counter(), reporter or SilentReporter()
-    report, out = BuildReport(options.out), Path(options.out)
-    load = functools.partial(load_plugins, options.plugins, strict=options.strict)
-    first_build = not (out / CHART_FOLDER).is_dir()
+    report = BuildReport(options.out)
     stage = Stages(report, reporter, STAGES)  # times each stage; the reporter shows it
-    bundle = assets.start_vega_bundle(out)  # the Vega scripts, made meanwhile when not cached
-    with assets.SvgRenderer(out, eager=first_build) as svgs:  # draws chart SVGs meanwhile
-        plugins = stage("plugins", load)  # built-ins, entry points, -p modules
-        results = stage("read", read_or_run, options, reporter, report)  # suite if empty
+    with publish.staged(options.out) as staging:  # the lock, and a folder beside --out
+        bundle = assets.start_vega_bundle(staging.out)  # made meanwhile unless cached
+        plugins = stage("plugins", load_plugins, options.plugins, strict=options.strict)
+        results = stage("read", read_or_run, options, reporter, report)  # suite if none yet
         analysed = stage("analyse", analyse, plugins, results)  # prepare_results, analyses
-        env = make_environment(options.templates, plugins.template_folders())  # user, plugins, theme
-        list(plugins.call_each("prepare_jinja_env", {"env": env}))  # hook: prepare_jinja_env
-        pages = ordered_pages(plugins)  # hook: register_pages
-        site = stage("site", make_site, options, analysed, env, plugins, pages)
-        site.on_chart = svgs.send  # a page's charts are drawn as it makes them
-        writer = PageWriter(out, site, report, options.strict)
-        written = stage("pages", writer.write, pages)
-        stage("assets", write_assets, out, site, written, report, svgs, bundle)  # theme, SVGs
-    report.rows, report.analysis_errors = len(results), analysed.errors
+        site = make_site(options, analysed, plugins)  # hook: prepare_jinja_env
+        pages = stage("pages", render_pages, site, ordered_pages(plugins), options.strict)
+        check_failures(options, analysed, pages, report, reporter)
+        written = stage("files", write_files, staging, site, pages, bundle)
+        charts = {chart.svg: chart for page in pages for chart in page.charts}
+        drawn = stage("charts", assets.draw_missing, charts.values(), staging)  # missing ones
+        written |= set(charts)
+        staging.publish(written)  # the swap: the new site replaces the published one
+    report.rows, report.files = len(results), len(written)
+    report.charts_rendered, report.chart_seconds = drawn.count, drawn.seconds
     report.seconds = time.perf_counter() - started
     return report
 
@@ -100,134 +106,164 @@ class Stages:
     reporter: Reporter
     names: tuple[str, ...]
 
-    def __call__(self, name: str, function: Callable[..., T], *args: Any) -> T:
+    def __call__(self, name: str, function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         self.reporter.stage(name, self.names.index(name), len(self.names))
         started = time.perf_counter()
-        result = function(*args)
+        result = function(*args, **kwargs)
         self.report.stages[name] = time.perf_counter() - started
         return result
 
 
 def read_or_run(options: BuildOptions, reporter: Reporter, report: BuildReport) -> pd.DataFrame:
-    """The store's rows; when it holds none, run the quick suite here first and read again."""
-    results = store.read_results(options.results)
-    if not results.empty:
+    """The store's rows. Only when ``--results`` is the default and does not exist, the quick
+    suite is run here first (Ctrl-C during it stops the build); any other missing or empty
+    store is an error."""
+    where = Path(options.results)
+    if where.exists() or where != DEFAULT_RESULTS:
+        results = store.read_results(where)
+        if results.empty and not where.exists():
+            raise StoreError(f"--results {where} does not exist: pass the folder of a store")
+        if results.empty:
+            raise StoreError(f"{where} holds no results: measure first (benchsite run)")
         return results
-    reporter.notice(
-        f"{options.results} holds no results: running the quick suite on this machine first"
-    )
-    run = RunOptions(results=options.results, plugins=options.plugins, strict=options.strict)
-    run_benchmarks(run, reporter)
+    reporter.notice(f"no results yet ({where}): running the quick suite on this machine first")
+    run = RunOptions(results=where, plugins=options.plugins, strict=options.strict)
     report.ran_suite = True
-    return store.read_results(options.results)
+    if run_benchmarks(run, reporter).interrupted:
+        raise KeyboardInterrupt  # the rows measured so far are kept; nothing is published
+    return store.read_results(where)
 
 
-def ordered_pages(plugins: Plugins) -> list[Page]:
-    pages = [registered.item for registered in registry.pages(plugins).values()]
-    return sorted(pages, key=lambda page: (page.order, page.name))
-
-
-def make_site(
-    options: BuildOptions, analysed: Analysed, env: object, plugins: Plugins, pages: list[Page]
-) -> Site:
-    """The :class:`Site` every page renders from: prepared results, navigation, row links."""
+def make_site(options: BuildOptions, analysed: Analysed, plugins: Plugins) -> Site:
+    """The :class:`Site` every page renders from: the tables' prepared results, the theme's
+    environment (user templates, plugins' ``templates/`` folders, the default theme;
+    ``prepare_jinja_env``), navigation (``register_pages``), row links."""
+    env = make_environment(options.templates, plugins.template_folders())
+    list(plugins.call_each("prepare_jinja_env", {"env": env}))  # hook: prepare_jinja_env
+    env.globals["site_title"] = options.title
     tables = analysed.tables
-    assert tables is not None
-    workloads = {name: reg.item for name, reg in registry.workloads(plugins).items()}
+    assert tables is not None  # analyse() always makes them
     site = Site(
         title=options.title,
         results=tables.rows,
         current=tables.current,
         analysed=analysed,
-        env=env,  # type: ignore[arg-type]
-        workloads=workloads,
+        env=env,
+        workloads={name: reg.item for name, reg in registry.workloads(plugins).items()},
         built_at=datetime.now(UTC),
-        nav=[NavItem(page.name, page.nav, page.nav_path) for page in pages if page.nav],
-    )
+        nav=[NavItem(page.name, page.nav, page.nav_path) for page in ordered_pages(plugins)
+             if page.nav],
+    )  # fmt: skip
     site.row_links = row_links(site)
-    env.globals["site_title"] = options.title  # type: ignore[attr-defined]
     return site
+
+
+def ordered_pages(plugins: Plugins) -> list[Page]:
+    pages = [registered.item for registered in registry.pages(plugins).values()]  # hook
+    return sorted(pages, key=lambda page: (page.order, page.name))
 
 
 @dataclass
 class PageOutput:
-    """What one page gave: the files it wrote, or why it failed."""
+    """What one page gave: its files and the charts they embed, or why it failed."""
 
-    paths: list[str]
+    name: str
+    files: list[RenderedPage]
+    charts: list[ChartSpec] = field(default_factory=list)
     error: str | None = None
 
 
-@dataclass
-class PageWriter:
-    """Renders pages into the site side by side (:func:`benchsite.jobs.run_jobs`), each page
-    writing its own files (the SVGs of its charts are drawn as it makes them: ``Site.on_chart``).
-    A page that raises is reported (or fatal with ``strict``) and writes nothing."""
+def render_pages(site: Site, pages: list[Page], strict: bool) -> list[PageOutput]:
+    """Every page's output, in the order of ``pages``.
 
-    out: Path
-    site: Site
-    report: BuildReport
-    strict: bool
-
-    def jobs(self, pages: list[Page]) -> list[Callable[[], PageOutput]]:
-        return [
-            functools.partial(_write_page, self.out, self.site, page, self.strict) for page in pages
-        ]
-
-    def record(self, pages: list[Page], outputs: list[PageOutput]) -> list[str]:
-        """Note the pages that failed; the files the others wrote (relative to the site)."""
-        for page, output in zip(pages, outputs, strict=True):
-            if output.error is not None:
-                self.report.page_errors[page.name] = output.error
-        return [path for output in outputs for path in output.paths]
-
-    def write(self, pages: list[Page]) -> list[str]:
-        """Render ``pages``; the files they wrote."""
-        # pages differ tenfold in cost: with two workers per core the system shares the cores
-        # out, where one per core leaves a worker with two big pages and the other idle
-        workers = 2 * (os.cpu_count() or 1)
-        outputs = run_jobs(self.jobs(pages), workers)
-        return self.record(pages, outputs)
+    Pages render side by side, in processes forked from this one (:mod:`.processes`), because
+    one after another they do not meet the target: on the 100,000 rows of
+    ``benchmarks/site_build.py`` they take ~5 s of CPU, and a rebuild ~10 s against the 8 s it
+    must stay under. Pages differ tenfold in cost: with two workers per core the system shares
+    the cores out, where one per core left one worker with two big pages and the other idle.
+    Where workers cannot be forked (they would start without the site), they render here."""
+    workers = min(len(pages), 2 * cores())
+    if workers <= 1 or not forks():
+        return [render_page(site, page, strict) for page in pages]
+    adopt = (site, pages, strict)  # inherited by each forked worker, not copied
+    return in_processes(_render_nth, range(len(pages)), workers=workers,
+                        initializer=_adopt, initargs=adopt)  # fmt: skip
 
 
-def _write_page(out: Path, site: Site, page: Page, strict: bool) -> PageOutput:
+def render_page(site: Site, page: Page, strict: bool) -> PageOutput:
+    """One page's files; a page that raises gives none and its error (fatal with ``strict``)."""
+    known = len(site.charts)
     try:
         files = page.render(site)
     except Exception as exc:
         if strict:
             raise PluginError(f"page {page.name} failed: {describe_exception(exc)}") from exc
-        return PageOutput([], describe_exception(exc))
-    return PageOutput([_write(out, file) for file in files])
+        return PageOutput(page.name, [], error=describe_exception(exc))
+    return PageOutput(page.name, files, list(site.charts.values())[known:])
 
 
-def write_assets(
-    out: Path,
-    site: Site,
-    written: list[str],
+_ADOPTED: dict[str, Any] = {}  # in a page worker only: what it renders from (see _adopt)
+
+
+def _adopt(site: Site, pages: list[Page], strict: bool) -> None:
+    _ADOPTED.update(site=site, pages=pages, strict=strict)
+
+
+def _render_nth(index: int) -> PageOutput:
+    return render_page(_ADOPTED["site"], _ADOPTED["pages"][index], _ADOPTED["strict"])
+
+
+def check_failures(
+    options: BuildOptions,
+    analysed: Analysed,
+    pages: list[PageOutput],
     report: BuildReport,
-    svgs: assets.SvgRenderer,
-    bundle: subprocess.Popen[bytes] | None,
+    reporter: Reporter,
 ) -> None:
-    """Write the theme's static files and the Vega bundle, wait for the chart SVGs, and remove
-    files an earlier build wrote that this one did not (``written``: what the pages wrote)."""
-    theme = [
-        RenderedPage(f"{assets.ASSETS}/{name}", read_static(site.env, name)) for name in THEME_FILES
-    ]
-    written = [*written, *(_write(out, file) for file in [*theme, RenderedPage(".nojekyll", "")])]
-    written.append(assets.write_vega_bundle(out, bundle))
-    report.charts_rendered = svgs.finish()
-    report.chart_seconds = svgs.seconds
-    written += svgs.paths
-    _remove_stale(out, set(written))
-    report.files = len(set(written))
+    """Note every analysis and page that failed; unless ``keep_going``, fail the build then
+    (nothing is published)."""
+    report.analysis_errors = dict(analysed.errors)
+    report.page_errors = {page.name: page.error for page in pages if page.error is not None}
+    failed = {**{f"analysis {n}": e for n, e in report.analysis_errors.items()},
+              **{f"page {n}": e for n, e in report.page_errors.items()}}  # fmt: skip
+    if not failed or options.keep_going:
+        return
+    for name, error in failed.items():
+        reporter.notice(f"{name} failed: {error}")
+    first = next(iter(failed))
+    raise BuildFailed(
+        f"{len(failed)} part(s) of the site failed ({first}: {failed[first]}); nothing was "
+        f"published, {options.out} is as it was: fix them, or pass --keep-going to publish "
+        "the rest"
+    )
 
 
-def _write(out: Path, file: RenderedPage) -> str:
-    # checked on the path's text: resolving it on disk (twice a file) took ~0.25 s for the
-    # 2,100 files of a big store's site; the site's own folders are not links
+def write_files(
+    staging: publish.Staging,
+    site: Site,
+    pages: list[PageOutput],
+    bundle: subprocess.Popen[bytes] | None,
+) -> set[str]:
+    """Write every page's files, the theme's static files and the Vega bundle into the staging
+    folder; the paths written, relative to it."""
+    theme = [RenderedPage(f"{assets.ASSETS}/{name}", read_static(site.env, name))
+             for name in THEME_FILES]  # fmt: skip
+    files = [file for page in pages for file in page.files]
+    written = {write_file(staging.folder, file) for file in [*files, *theme, NOJEKYLL]}
+    written.add(assets.write_vega_bundle(staging.folder, staging.out, bundle))
+    return written
+
+
+NOJEKYLL = RenderedPage(".nojekyll", "")  # GitHub Pages: serve the site as it is
+
+
+def write_file(folder: Path, file: RenderedPage) -> str:
+    """Write ``file`` into ``folder``; its path (checked on its text: resolving it on disk,
+    twice a file, took ~0.25 s for the 2,100 files of a big store's site)."""
     inside = os.path.normpath(file.path)
     if os.path.isabs(inside) or inside == ".." or inside.startswith(".." + os.sep):
         raise PluginError(f"a page wants to write {file.path}, outside the site: fix the plugin")
-    target = out / file.path
+    target = folder / file.path
     target.parent.mkdir(parents=True, exist_ok=True)
     if isinstance(file.content, bytes):
         target.write_bytes(file.content)
@@ -235,13 +271,3 @@ def _write(out: Path, file: RenderedPage) -> str:
         target.write_text(file.content, encoding="utf-8")
     return file.path
 
-
-def _remove_stale(out: Path, written: set[str]) -> None:
-    """Delete what the previous build listed in its manifest and this build did not write."""
-    manifest = out / MANIFEST
-    if manifest.exists():
-        for old in manifest.read_text(encoding="utf-8").splitlines():
-            stale = out / old
-            if old and old not in written and stale.is_file():
-                stale.unlink()
-    manifest.write_text("\n".join(sorted(written)) + "\n", encoding="utf-8")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -65,9 +65,9 @@ class Site:
     built_at: datetime
     nav: list[NavItem] = field(default_factory=list)
     vega_script: str = assets.VEGA_BUNDLE
-    # called with each chart a page embeds, in whichever process renders the page: the build
-    # draws its static SVG (assets.SvgRenderer.send)
-    on_chart: Callable[[ChartSpec], None] = field(default=lambda chart: None, repr=False)
+    # every chart a page embedded, by the path of its static SVG: the build draws the missing
+    # ones at its end (assets.draw_missing)
+    charts: dict[str, ChartSpec] = field(default_factory=dict, repr=False)
     row_links: Mapping[str, EvidenceLink] = field(default_factory=dict)
     _finding_cache: dict[int, FindingView] = field(default_factory=dict, repr=False)
 
@@ -92,7 +92,7 @@ class Site:
     def chart(self, chart: alt.TopLevelMixin | ChartSpec, title: str, text: str) -> ChartView:
         """Embed ``chart``: its spec inline, a static SVG fallback, and ``text`` describing it."""
         spec = chart_spec(chart)
-        self.on_chart(spec)
+        self.charts.setdefault(spec.svg, spec)
         # Jinja's escaping of JSON for HTML, applied to the text made once (no second dumps)
         inline = htmlsafe_json_dumps(spec.spec, dumps=lambda _: spec.text)
         return ChartView("chart-" + spec.digest[:12], title, Markup(inline), spec.svg, text)

@@ -36,22 +36,10 @@ def clean_html(html: str) -> Markup:
 
 def markdown_html(text: str | None) -> Markup:
     """Render Markdown ``text`` and sanitize the result; empty for ``None``. Cached: the same
-    finding appears on several pages; and a build renders its findings' texts in the analysis
-    workers, as soon as they exist, and hands them in here (:func:`remember`)."""
+    finding appears on several pages."""
     if not text:
         return Markup("")
-    return _REMEMBERED.get(text) or _rendered(text)
-
-
-def remember(rendered: dict[str, str]) -> None:
-    """Take ``markdown_html(text)`` for each text of ``rendered`` (text: its HTML, made by
-    :func:`markdown_html` in another process), in place of what was handed in before (an
-    earlier build's, in a process that builds more than once)."""
-    _REMEMBERED.clear()
-    _REMEMBERED.update((text, Markup(html)) for text, html in rendered.items())
-
-
-_REMEMBERED: dict[str, Markup] = {}
+    return _rendered(text)
 
 
 # of GitHub's extensions, those the site has always rendered: a bare address stays text (no

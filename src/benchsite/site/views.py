@@ -9,18 +9,19 @@ from __future__ import annotations
 import functools
 import itertools
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from html import escape
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
 from markupsafe import Markup
 
+from benchsite import store
 from benchsite.records import Finding
 from benchsite.site.sanitize import markdown_html
-from benchsite.units import RATE_COLUMNS, format_number, rate_texts, seconds_texts
+from benchsite.units import RATE_COLUMNS, RATE_TEXTS, format_number, seconds_texts
 
 FAILED = ("error", "crash", "timeout", "oom")
 
@@ -37,33 +38,43 @@ class ChartView:
     text: str
 
 
+class CaseRow(NamedTuple):
+    """One result row as a case table shows it (``templates/_case_table.html``, which a theme
+    can override): every value already formatted and HTML-escaped text, for the template to
+    write as it is (see :func:`case_table`).
+
+    ``rates`` holds every throughput the case declared (TFLOP/s, GB/s, items/s), ``metrics``
+    its collectors' metrics as (name, value) pairs when the table shows them, ``error`` the
+    error text of a failed row (which then has no numbers)."""
+
+    row_id: str
+    failed: bool
+    workload: str
+    host: str
+    device: str
+    params: str
+    status: str
+    median: str
+    flags: tuple[str, ...]
+    ci: str
+    iqr: str
+    samples: str
+    rates: tuple[str, ...]
+    metrics: tuple[tuple[str, str], ...]
+    error: str
+    run_href: str
+    time: str
+
+
 @dataclass(frozen=True)
 class CaseTable:
-    """Result rows as the lines of a case table (``_macros.html``, ``case_table``), escaped and
-    formatted once: ``html(show_workload, show_run, root)`` gives the ``<tr>`` lines.
+    """The rows of a case table, in order, and whether it shows collector metrics."""
 
-    Each line has the anchor ``row-<row_id>``, the class ``failed`` for a failed row, host ·
-    device, the parameters, the status, then the error text across the number columns or the
-    median (with its validity flags), 95% CI, IQR, samples × calls and throughput; optionally
-    the workload first and the run (a link) last. Written here, not in a template loop: a big
-    store's run pages hold 100,000 rows, and a Jinja loop escaping ~16 fields a row took ~50 µs
-    a row; :func:`case_table` makes them a column at a time, ~10 µs a row.
-    """
-
-    # <tr ...>, workload cell, host · device, parameters and status cells, number cells (or the
-    # error), run href, time
-    lines: list[tuple[str, str, str, str, str, str]]
+    rows: list[CaseRow]
+    metrics: bool = False
 
     def __len__(self) -> int:
-        return len(self.lines)
-
-    def html(self, show_workload: bool = False, show_run: bool = True, root: str = "") -> Markup:
-        parts = []
-        for opening, workload, cells, numbers, run_href, stamp in self.lines:
-            run = f'<td><a href="{root}{run_href}">{stamp}</a></td>' if show_run else ""
-            shown = workload if show_workload else ""
-            parts.append(f"{opening}{shown}{cells}{numbers}{run}</tr>\n")
-        return Markup("".join(parts))
+        return len(self.rows)
 
 
 @dataclass(frozen=True)
@@ -96,33 +107,94 @@ class FindingView:
     chart: ChartView | None = None
 
 
-def case_table(frame: pd.DataFrame, run_href: dict[str, str]) -> CaseTable:
-    """The case table of every row of ``frame`` (prepared results), in frame order, made a
-    column at a time (see :class:`CaseTable`)."""
+def case_table(
+    frame: pd.DataFrame, run_href: dict[str, str], metrics: bool = False
+) -> CaseTable:
+    """The case table of every row of ``frame`` (prepared results), in frame order, its values
+    formatted and HTML-escaped a column at a time; with ``metrics``, each row's collector
+    metrics too. Escaped here, each distinct value once (hosts, devices, parameters repeat from
+    row to row), and written by the template as they are: a big store's run pages hold 100,000
+    rows, and Jinja escaping ~14 values a row took ~1.5 CPU-s more."""
     if frame.empty:
-        return CaseTable([])
-    status = _objects(frame["status"])
-    failed = np.array([value in FAILED for value in status], dtype=bool)
-    opening = _concat(
-        '<tr id="row-', _escape_each(frame["row_id"]), np.where(failed, '" class="failed">', '">')
-    )
-    cells = [
-        _first_cells(host, device, params, state)
-        for host, device, params, state in zip(
-            *(_objects(frame[name]) for name in ("host", "device", "params_text")), status,
-            strict=True,
-        )
-    ]  # fmt: skip
-    lines = zip(
-        opening.tolist(),
-        [_cell(workload) for workload in _objects(frame["workload"])],
-        cells,
-        _last_cells(frame, status).tolist(),
-        [_escaped(run_href.get(str(run), "")) for run in _objects(frame["run_id"])],
+        return CaseTable([], metrics)
+    status = _objects(frame["status"]).astype(str)
+    shown = (status == "ok") & np.isfinite(_floats(frame["median_s"]))
+    columns = zip(
+        _html(frame["row_id"]),
+        [value in FAILED for value in status],
+        *(_html(frame[name]) for name in ("workload", "host", "device", "params_text")),
+        _html(status),
+        *_timing_texts(frame, shown),
+        _rates(frame, shown),
+        _metrics(frame) if metrics else itertools.repeat(()),
+        _html(_errors(frame)),
+        _html(run_href.get(str(run), "") for run in _objects(frame["run_id"])),
         minute_texts(frame["timestamp"]),
-        strict=True,
+        strict=False,  # the metrics column repeats when not shown
     )
-    return CaseTable(list(lines))
+    return CaseTable([CaseRow(*values) for values in columns], metrics)
+
+
+def _html(values: Iterable[Any]) -> list[str]:
+    """Every value as escaped HTML text, each distinct value escaped once."""
+    values = list(values)
+    escaped = {value: escape(str(value)) for value in set(values)}
+    return [escaped[value] for value in values]
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _escaped(value: Any) -> str:
+    return escape(str(value))
+
+
+def _timing_texts(frame: pd.DataFrame, shown: np.ndarray) -> list[list[Any]]:
+    """Median, validity flags, 95% CI, IQR and samples × calls of each row; dashes where the
+    row has no median."""
+    median, dash = _floats(frame["median_s"]), np.full(len(frame), "–", dtype=object)
+    ci = _concat(seconds_texts(_floats(frame["ci_low_s"])), " – ",
+                 seconds_texts(_floats(frame["ci_high_s"])))  # fmt: skip
+    counts = zip(*(frame[name].to_numpy(object) for name in SAMPLE_COLUMNS), strict=True)
+    samples = [f"{_int(n)} × {_int(calls)}" for n, calls in counts]
+    return [
+        np.where(shown, seconds_texts(median), dash).tolist(),
+        [tuple(_escaped(code) for code in codes) for codes in frame["flags"]],
+        np.where(shown, ci, dash).tolist(),
+        np.where(shown, seconds_texts(_floats(frame["iqr_s"])), dash).tolist(),
+        np.where(shown, np.array(samples, dtype=object), dash).tolist(),
+    ]
+
+
+def _int(value: Any) -> str:
+    return "–" if value is None or value != value else str(int(value))
+
+
+def _rates(frame: pd.DataFrame, shown: np.ndarray) -> list[tuple[str, ...]]:
+    """Every throughput a row's case declared: TFLOP/s, GB/s, items/s, in that order."""
+    columns = [_floats(frame[name]) for name in RATE_COLUMNS]
+    texts = [np.where(np.isfinite(values) & shown, "", None) for values in columns]
+    for values, out, text in zip(columns, texts, RATE_TEXTS, strict=True):
+        at = np.flatnonzero(out == "")
+        out[at] = [text(value) for value in values[at].tolist()]
+    return [tuple(text for text in row if text) for row in zip(*texts, strict=True)]
+
+
+def _metrics(frame: pd.DataFrame) -> list[tuple[tuple[str, str], ...]]:
+    """Each row's collector metrics (stored as JSON), as (name, formatted value), by name."""
+    texts: dict[int, tuple[tuple[str, str], ...]] = {}
+    out = []
+    for metrics in store.decode_json(frame, "metrics"):
+        if id(metrics) not in texts:  # rows with the same text share one dict
+            texts[id(metrics)] = tuple(
+                (_escaped(name), _escaped(_value_text(value, str(name))))
+                for name, value in sorted(metrics.items())
+            )
+        out.append(texts[id(metrics)])
+    return out
+
+
+def _errors(frame: pd.DataFrame) -> list[str]:
+    return ["" if error is None or error != error else str(error)
+            for error in frame["error"].to_numpy(object)]  # fmt: skip
 
 
 def minute_texts(stamps: pd.Series) -> list[str]:
@@ -134,78 +206,7 @@ def minute_texts(stamps: pd.Series) -> list[str]:
     return [text.replace("T", " ") for text in np.datetime_as_string(minutes, unit="m")]
 
 
-@functools.lru_cache(maxsize=1 << 14)
-def _first_cells(host: Any, device: Any, params: Any, status: Any) -> str:
-    """Host · device, parameters and status: the same for a case across runs and hosts."""
-    state = _escaped(status)
-    return (
-        f"<td>{_escaped(host)} · {_escaped(device)}</td>"
-        f"<td><code>{_escaped(params)}</code></td>"
-        f'<td><span class="status status-{state}">{state}</span></td>'
-    )
-
-
-@functools.lru_cache(maxsize=1 << 10)
-def _cell(value: Any) -> str:
-    return f"<td>{_escaped(value)}</td>"
-
-
-def _last_cells(frame: pd.DataFrame, status: np.ndarray) -> np.ndarray:
-    """Median (with validity flags), 95% CI, IQR, samples × calls and throughput of each row;
-    dashes where the row has no median; the error across them where it has one."""
-    median = _floats(frame["median_s"])
-    shown = (status == "ok") & np.isfinite(median)
-    flags = np.array([_badges(tuple(codes)) for codes in frame["flags"]], dtype=object)
-    out = np.empty(len(frame), dtype=object)
-    for row in np.flatnonzero(~shown):
-        out[row] = (
-            f'<td class="num">–{flags[row]}</td><td class="num">–</td><td class="num">–</td>'
-            '<td class="num">–</td><td class="num"></td>'
-        )
-    at = np.flatnonzero(shown)
-    if len(at):
-        counts = zip(*(frame[name].to_numpy(object)[at] for name in SAMPLE_COLUMNS), strict=True)
-        out[at] = _concat(
-            '<td class="num">', seconds_texts(median[at]), flags[at],
-            '</td><td class="num">', seconds_texts(_floats(frame["ci_low_s"])[at]), " – ",
-            seconds_texts(_floats(frame["ci_high_s"])[at]), '</td><td class="num">',
-            seconds_texts(_floats(frame["iqr_s"])[at]), '</td><td class="num">',
-            [f"{int(samples)} × {int(calls)}" for samples, calls in counts],
-            '</td><td class="num">',
-            rate_texts(*(_floats(frame[name])[at] for name in RATE_COLUMNS)), "</td>",
-        )  # fmt: skip
-    errors = frame["error"]
-    for row in np.flatnonzero(errors.notna().to_numpy(bool)):
-        if error := str(errors.iloc[row]):
-            out[row] = f'<td colspan="5" class="error">{escape(error)}</td>'
-    return out
-
-
 SAMPLE_COLUMNS = ("n_samples", "calls_per_sample")
-
-
-@functools.lru_cache(maxsize=1 << 10)
-def _badges(codes: tuple[str, ...]) -> str:
-    """The validity flags of a row as badges (most rows have none)."""
-    return "".join(
-        f' <span class="badge warn" title="validity flag">{_escaped(code)}</span>' for code in codes
-    )
-
-
-@functools.lru_cache(maxsize=1 << 14)
-def _escaped(value: Any) -> str:
-    """A value that repeats from row to row (host, device, workload, status...) as escaped text."""
-    return escape(str(value))
-
-
-def _escape_each(values: pd.Series) -> np.ndarray:
-    """Every value as escaped text, for values that do not repeat (row ids): only those with a
-    character to escape go through :func:`html.escape`."""
-    texts = values.astype(str)
-    special = texts.str.contains(r"[&<>\"']", regex=True).to_numpy(bool)
-    out = texts.to_numpy(object)
-    out[special] = [escape(text) for text in out[special]]
-    return out
 
 
 def _objects(values: pd.Series | np.ndarray) -> np.ndarray:

@@ -1,17 +1,9 @@
-"""The process that draws chart SVGs for a site build: ``python -m benchsite.svg_worker``;
-with ``--bundle FILE``, the process that writes the Vega bundle there (see
-:mod:`benchsite.site.assets`).
+"""Drawing a chart's static SVG with vl-convert: :func:`draw`, which a build runs in a pool
+of worker processes (:func:`benchsite.site.assets.draw_missing`), and
+``python -m benchsite.chart_svg --bundle FILE``, the process that writes the Vega bundle there.
 
-vl-convert draws in one JavaScript runtime per process and holds the GIL while it does, so a
-build draws its charts in a few of these processes (:class:`benchsite.site.assets.SvgRenderer`)
-while it goes on rendering pages. The module imports vl-convert and nothing heavy (pandas,
-Altair) so that it starts fast; starting vl-convert's runtime (~0.2 s) is done first, before
-any chart arrives.
-
-Protocol, one chart per exchange: the parent writes two lines, the target file (a JSON string)
-and the Vega-Lite spec (JSON on one line); the worker writes the SVG there, atomically (drawn as
-a picture: :func:`static`), and answers one line: ``ok <seconds it took>`` or ``error: <why>``.
-The end of its input ends it.
+vl-convert draws in one JavaScript runtime per process and holds the GIL while it does, hence
+processes. The module imports vl-convert and nothing heavy (pandas, Altair).
 
 Charts that differ only in their data are compiled from Vega-Lite to Vega once
 (:func:`vega_spec`): a build's charts come in a few shapes (the benchmark store's 144 in 8),
@@ -22,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import sys
 import time
 from pathlib import Path
@@ -30,7 +21,6 @@ from typing import Any
 
 import vl_convert
 
-WARM_UP = '{"mark": "point"}'
 DATA_KEYS = ("data", "datasets", "values")
 # each shape of chart compiled to Vega (see vega_spec): at most a few dozen in a build
 _COMPILED: dict[str, dict[str, Any]] = {}
@@ -104,30 +94,23 @@ def write_atomic(path: Path, text: str) -> None:
     os.replace(temp, path)
 
 
-def draw(target: Path, spec_json: str) -> str:
-    """Draw one chart into ``target``; the answer line for the parent."""
+def draw(target: Path, spec_json: str) -> float | str:
+    """Draw one chart into ``target``: the seconds it took, or why it could not be drawn."""
     started = time.perf_counter()
     try:
         svg = vl_convert.vega_to_svg(vega_spec(static(json.loads(spec_json))))
         write_atomic(target, svg)
     except Exception as exc:  # noqa: BLE001 - a chart that cannot be drawn is reported, not fatal here
         lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
-        return "error: " + " ".join(lines[:2])  # what failed and why, not the JavaScript stack
-    return f"ok {time.perf_counter() - started:.4f}"
+        return " ".join(lines[:2])  # what failed and why, not the JavaScript stack
+    return time.perf_counter() - started
 
 
 def main() -> None:
-    if sys.argv[1:2] == ["--bundle"]:  # Ctrl-C ends it with the build that started it
-        write_atomic(Path(sys.argv[2]), vl_convert.javascript_bundle())
-        return
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the build's to handle: it stops us
-    for stream in (sys.stdin, sys.stdout):
-        stream.reconfigure(encoding="utf-8")  # type: ignore[union-attr]
-    vl_convert.vegalite_to_svg(WARM_UP)
-    for target in sys.stdin:
-        spec_json = sys.stdin.readline()
-        sys.stdout.write(draw(Path(json.loads(target)), spec_json) + "\n")
-        sys.stdout.flush()
+    """``--bundle FILE``: write the Vega bundle there (Ctrl-C ends it with the build)."""
+    if sys.argv[1:2] != ["--bundle"] or len(sys.argv) != 3:
+        sys.exit("usage: python -m benchsite.chart_svg --bundle FILE")
+    write_atomic(Path(sys.argv[2]), vl_convert.javascript_bundle())
 
 
 if __name__ == "__main__":

@@ -1,0 +1,41 @@
+"""Light start-up (issue 17): listing workloads, asking for help and measuring (loading the
+plugins as ``run``, its workers and distributed ranks do) import no part of the site stack:
+not Altair, vl-convert or Jinja. Each check runs in a fresh interpreter."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+SITE_STACK = ("altair", "vl_convert", "jinja2")
+REPORT = "import json, sys; print(json.dumps(sorted(m for m in {stack} if m in sys.modules)))"
+
+
+def imported_after(code: str) -> list[str]:
+    """The modules of the site stack in ``sys.modules`` after ``code`` ran, in a new process."""
+    report = REPORT.format(stack=SITE_STACK)
+    finished = subprocess.run(
+        [sys.executable, "-c", f"{code}\n{report}"], capture_output=True, text=True, timeout=120
+    )
+    assert finished.returncode == 0, finished.stderr
+    return json.loads(finished.stdout.splitlines()[-1])
+
+
+def test_loading_the_plugins_as_run_and_its_workers_do_imports_no_site_stack():
+    code = "from benchsite.plugin_manager import load_plugins\nload_plugins(())"
+    assert imported_after(code) == []
+
+
+@pytest.mark.parametrize("arguments", [["--help"], ["workloads"]])
+def test_the_command_line_imports_no_site_stack_for(arguments):
+    code = (
+        "import contextlib, io, sys\n"
+        f"sys.argv = ['benchsite', *{arguments!r}]\n"
+        "from benchsite.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
+        "    main()"
+    )
+    assert imported_after(code) == []
