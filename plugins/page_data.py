@@ -40,7 +40,7 @@ class DataContext:
 
 @hookimpl
 def register_pages() -> list[Page]:
-    return [Page(name="data", nav="Data", order=90, render=render, needs_findings=False)]
+    return [Page(name="data", nav="Data", order=90, render=render)]
 
 
 def render(site: Site) -> list[RenderedPage]:

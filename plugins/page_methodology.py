@@ -24,9 +24,7 @@ class MethodologyContext:
 
 @hookimpl
 def register_pages() -> list[Page]:
-    return [
-        Page(name="methodology", nav="Methodology", order=80, render=render, needs_findings=False)
-    ]
+    return [Page(name="methodology", nav="Methodology", order=80, render=render)]
 
 
 def render(site: Site) -> list[RenderedPage]:

@@ -58,7 +58,7 @@ class RunContext:
 
 @hookimpl
 def register_pages() -> list[Page]:
-    return [Page(name="runs", nav="Runs", order=70, render=render, needs_findings=False)]
+    return [Page(name="runs", nav="Runs", order=70, render=render)]
 
 
 def render(site: Site) -> list[RenderedPage]:
@@ -72,7 +72,7 @@ def render(site: Site) -> list[RenderedPage]:
     ordered = run_order(site.results)
     # one table for every row (made a column at a time, it costs per call, not only per row),
     # then each run's lines: its rows, in frame order
-    lines = case_table(ordered, run_hrefs).lines
+    lines = case_table(ordered, run_hrefs).rows
     positions = pd.Series(range(len(ordered)), index=ordered.index)
     for run_id, group in positions.groupby(ordered["run_id"].to_numpy(), sort=False):
         table = CaseTable([lines[at] for at in group])
@@ -92,7 +92,7 @@ def run_pages(site: Site, run: RunRow, table: CaseTable) -> list[RenderedPage]:
             parts[n][1],
             RunContext(
                 run,
-                CaseTable(table.lines[start : start + RUN_PAGE_ROWS]),
+                CaseTable(table.rows[start : start + RUN_PAGE_ROWS]),
                 parts if len(parts) > 1 else [],
             ),
             "runs",

@@ -98,7 +98,11 @@ def workload_context(
         axis=axis,
         charts=made,
         not_charted=missing,
-        cases=case_table(ordered, run_hrefs) if len(rows) <= WORKLOAD_TABLE_ROWS else CaseTable([]),
+        cases=(
+            case_table(ordered, run_hrefs, metrics=True)
+            if len(rows) <= WORKLOAD_TABLE_ROWS
+            else CaseTable([])
+        ),
         runs=sorted({(str(r), run_hrefs[str(r)]) for r in rows["run_id"].unique()}),
         findings=site.finding_views(
             by_strength([f for f in site.findings if f.workload == name])[:PER_PAGE]
