@@ -252,7 +252,7 @@ def test_a_workload_page_shows_every_declared_rate_and_the_collectors_metrics(ex
     site, _ = example_site
     html = (site / "workloads" / "matmul.html").read_text()
     row = next(part for part in html.split("<tr id=")[1:] if "status-ok" in part)
-    assert "TFLOP/s" in row and "GB/s" in row and "items/s" in row
+    assert "FLOP/s" in row and "B/s" in row and "items/s" in row  # SI prefixes: GFLOP/s, MB/s
     assert "<dt>memory.cpu_peak_rss_bytes</dt>" in row and "collector metrics" in html
 
 
