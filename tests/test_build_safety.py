@@ -143,8 +143,11 @@ def wait_for_staging(site: Path, process: subprocess.Popen[str], extra: float = 
 def test_ctrl_c_mid_build_publishes_nothing_and_stops_every_worker(small_store, good_site):
     before = snapshot(good_site)
     process = start("--results", small_store, "--out", good_site)
-    wait_for_staging(good_site, process, extra=1.5)  # mid-build: analyses or pages
+    wait_for_staging(good_site, process, extra=1.0)  # mid-build: plugins, analyses or pages
+    os.killpg(process.pid, signal.SIGSTOP)  # held mid-build, however busy the machine is
+    assert leftovers(good_site) and process.poll() is None, "the build ended before Ctrl-C"
     os.killpg(process.pid, signal.SIGINT)  # as Ctrl-C in a terminal: the whole group
+    os.killpg(process.pid, signal.SIGCONT)
     stdout, stderr = process.communicate(timeout=60)
     assert process.returncode == 130, stderr
     assert "interrupted: nothing published" in stdout and "Traceback" not in stderr, stderr
