@@ -90,6 +90,8 @@ def run(
         console.print("continue with: benchsite run --resume (same options)")
         raise typer.Exit(130)
     console.print(f"stored {summary or 'nothing'} in {where}")
+    for name, seconds in sorted(report.workload_s.items(), key=lambda item: -item[1]):
+        console.print(f"  {name:<24} {seconds:8.1f} s", highlight=False)  # wall time per workload
 
 
 def _check_positive(**values: float | None) -> None:
