@@ -19,7 +19,13 @@ For each run it prints the median per-call time (wall, event), the shift (median
 half over the median of the first fifth) and the SM clock's range and median. Then the load of
 the machine and its busiest processes.
 
+``--levels N``: instead, the first case in N windows of one second, alternately with the
+measuring thread free to move between cores and pinned to one core, printing each window's
+median, the cores the thread ran on and their clock (``/proc/cpuinfo``): does the host thread's
+core decide the level?
+
     python benchmarks/drift_suspects.py --rounds 2 --seconds 2
+    python benchmarks/drift_suspects.py --levels 16
 """
 
 from __future__ import annotations
@@ -37,15 +43,13 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _compare import machine_devices, workload_case
-
 from benchsite.plugins import _memory, collector_nvml
 
 CASES = [
     ("matmul fp32 n=256", "matmul", {"size": 256, "precision": "fp32"}),
     ("matmul bf16 n=256", "matmul", {"size": 256, "precision": "bf16"}),
     ("matmul fp32 n=64", "matmul", {"size": 64, "precision": "fp32"}),
-    ("transfer h2d pinned 64 KiB", "transfer", {"size": 64 * 1024, "pinned": True,
-                                                 "direction": "h2d"}),  # fmt: skip
+    ("transfer h2d pinned 64 KiB", "transfer", {"size": 65536, "pinned": True, "direction": "h2d"}),
 ]
 
 
@@ -111,10 +115,49 @@ def rss_thread() -> Callable[[], None]:
     return lambda: peak.stop()
 
 
+def levels(case_run: Callable[[], None], windows: int, clock: Callable[[], int]) -> None:
+    """Windows of one second, alternately free and pinned to one core (see the docstring)."""
+    import ctypes
+
+    libc = ctypes.CDLL("libc.so.6")
+    everything = os.sched_getaffinity(0)
+    pinned_core = sorted(everything)[len(everything) // 2]
+    print(f"{'window':<8} {'thread':<10} {'median':>9} {'shift':>6}  cores (MHz)")
+    for window in range(windows):
+        pinned = window % 2 == 1
+        os.sched_setaffinity(0, {pinned_core} if pinned else everything)
+        cores: dict[int, int] = {}
+
+        def run(cores: dict[int, int] = cores) -> None:
+            case_run()
+            core = libc.sched_getcpu()
+            cores[core] = cores.get(core, 0) + 1
+
+        found = sample(run, 1.0, clock)
+        mhz = core_mhz()
+        where = ", ".join(f"{c}×{n} ({mhz.get(c, 0):.0f})" for c, n in sorted(cores.items()))
+        print(f"{window:<8} {'pinned' if pinned else 'free':<10} "
+              f"{statistics.median(found['wall']) * 1e6:8.2f}µ {shift(found['wall']):6.3f}  {where}",
+              flush=True)  # fmt: skip
+    os.sched_setaffinity(0, everything)
+
+
+def core_mhz() -> dict[int, float]:
+    """Each core's clock from /proc/cpuinfo (empty where the VM does not say)."""
+    found, core = {}, None
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("processor"):
+            core = int(line.split(":")[1])
+        elif line.startswith("cpu MHz") and core is not None:
+            found[core] = float(line.split(":")[1])
+    return found
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--seconds", type=float, default=2.0)
+    parser.add_argument("--levels", type=int, default=0)
     args = parser.parse_args()
     devices = machine_devices()
     device = devices["cuda:0"]
@@ -134,6 +177,11 @@ def main() -> int:
         "after-cpu-load": lambda: load_cpu(2.0),
         "after-idle": lambda: time.sleep(3.0),
     }
+    if args.levels:
+        name, workload, params = CASES[0]
+        print(f"{name} on {device.name}: one-second windows, free vs pinned thread")
+        levels(workload_case(device, workload, params).run, args.levels, clock)
+        return 0
     print(f"kernel peak-RSS reset works here: {_memory.reset_kernel_peak()}")
     print(f"torch threads {torch.get_num_threads()}, cores {os.cpu_count()}, "
           f"SM clock now {clock()} MHz")  # fmt: skip
