@@ -54,7 +54,9 @@ def test_ddp_train_on_two_gloo_processes_is_stored_with_every_rank(results_dir: 
     metrics = json.loads(row["metrics"])
     assert metrics["rank_batch"] == 32 and row["items"] == 64  # strong: the global batch split
     assert row["items_per_s"] == pytest.approx(64 / row["median_s"])
-    assert metrics["measured_calls"] == row["n_samples"] * row["calls_per_sample"]
+    stored_calls = row["n_samples"] * row["calls_per_sample"]  # the kept (last) pass
+    assert metrics["measured_calls"] >= stored_calls  # every pass's calls, for energy per call
+    assert row["sampling_passes"] > 1 or metrics["measured_calls"] == stored_calls
 
 
 def test_allreduce_reports_algorithm_and_bus_bandwidth(results_dir: Path) -> None:

@@ -122,6 +122,7 @@ def test_a_case_that_drifted_is_sampled_again_and_kept_when_it_settles():
     result = measure_case(case, device, SETTINGS)
     assert result.passes == 2 and result.drift.stationary is True
     assert result.summary.median_s == pytest.approx(1e-3)
+    assert len(result.samples_s) == 60 and result.blocks_timed == 120  # both passes were timed
 
 
 def test_a_case_that_keeps_drifting_is_stored_unstable_with_an_interval_over_both_levels():

@@ -66,6 +66,7 @@ class Measurement:
     drift: Drift = field(default_factory=lambda: Drift(None, None, None))
     passes: int = 1
     device_samples_s: list[float] | None = None
+    blocks_timed: int = 0  # samples of every pass (the collectors saw them all)
 
 
 Flags = tuple[bool, ...]
@@ -127,6 +128,7 @@ def measure_case(
         drift=found.drift,
         passes=found.passes,
         device_samples_s=device_samples,
+        blocks_timed=found.blocks,
     )
 
 
@@ -138,11 +140,13 @@ class _Passes:
     own: list[float] = field(default_factory=list)
     converged: bool = False
     passes: int = 0
+    blocks: int = 0
     drift: Drift = field(default_factory=lambda: Drift(None, None, None))
 
     def add(self, found: tuple[list[float], list[float], bool]) -> None:
         self.samples, self.own, self.converged = found
         self.passes += 1
+        self.blocks += len(self.samples)
 
 
 def _sample_pass(

@@ -259,7 +259,9 @@ def measured_columns(
 ) -> Measured:
     """The result columns of a measured case."""
     median = measurement.summary.median_s
-    measured_calls = len(measurement.samples_s) * measurement.calls_per_sample
+    # every timed call the collectors saw, over every sampling pass (energy per call divides by it)
+    blocks = measurement.blocks_timed or len(measurement.samples_s)
+    measured_calls = blocks * measurement.calls_per_sample
     if case.derived_metrics is not None:
         metrics = {**metrics, **case.derived_metrics(median)}
     device = measurement.device_samples_s
