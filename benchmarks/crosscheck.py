@@ -1,18 +1,22 @@
 """Cross-check benchsite against torch.utils.benchmark on the suite's own cases.
 
-In one process, on every device of this machine, times six cases with both harnesses: a small
-and a large matmul, an MLP training step, a transformer inference step and a host→device copy
-(GPU only), each set up by the registered workload exactly as `benchsite run` does. Each
-harness, and a plain synchronized loop that arbitrates, gets five turns in rotating order
-(benchsite with the full profile's 2% target and a 3 s budget a turn). Prints the medians side
-by side with their ratio; every ratio should lie within 0.95–1.05. Run it on a quiet machine:
-other load moves the harnesses, but not alike.
+In one process, on every device of this machine, times the suite's own cases with both
+harnesses: a small and a large matmul, an MLP training step, a transformer inference step and
+host→device copies, and on a GPU the small, launch-bound cases where the harnesses disagreed
+before (matmul n=64 and 256 in fp32 and bf16, a 64 KiB pinned copy), each set up by the
+registered workload exactly as `benchsite run` does. Each harness, and a plain synchronized
+loop that arbitrates, gets ``--rounds`` turns interleaved in rotating order (benchsite with the
+full profile's 2% target and a 3 s budget a turn). Prints the medians side by side with their
+ratio; every ratio should lie within 0.95–1.05. Run it on a quiet machine: other load moves the
+harnesses, but not alike.
 
     python benchmarks/crosscheck.py
+    python benchmarks/crosscheck.py --device cuda:0 --rounds 3
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -52,19 +56,37 @@ CASES = [
         {"size": 256 * 2**20, "pinned": False, "direction": "h2d"},
     ),
 ]
+SMALL_GPU_CASES = [  # launch-bound: where a drifting host moved benchsite's numbers before
+    ("small matmul fp32 n=64", "matmul", {"size": 64, "precision": "fp32"}),
+    ("small matmul bf16 n=64", "matmul", {"size": 64, "precision": "bf16"}),
+    ("small matmul bf16 n=256", "matmul", {"size": 256, "precision": "bf16"}),
+    (
+        "transfer h2d pinned 64 KiB",
+        "transfer",
+        {"size": 64 * 2**10, "pinned": True, "direction": "h2d"},
+    ),
+]
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", action="append", help="only these devices (repeatable)")
+    parser.add_argument("--rounds", type=int, default=5, help="turns per harness and case")
+    args = parser.parse_args()
     settings = MeasureSettings(budget_s=3.0)
     rows = []
     for device in machine_devices().values():
-        for name, workload, wanted in CASES:
+        if args.device and device.name not in args.device:
+            continue
+        small = SMALL_GPU_CASES if device.kind == "cuda" else []
+        for name, workload, wanted in CASES[:1] + small + CASES[1:]:
             try:
                 case = workload_case(device, workload, wanted)
             except SkipCase as reason:
                 print(f"{device.name}: {name} skipped ({reason})")
                 continue
-            rows.append(compare(device, name, case, settings))
+            rows.append(compare(device, name, case, settings, rounds=args.rounds))
+            print(f"{device.name}: {name} done", flush=True)
             if case.teardown:
                 case.teardown()
     print_table(rows, f"benchsite vs torch.utils.benchmark, same cases (torch {torch.__version__})")

@@ -15,7 +15,11 @@ taken:
 - ``cpu-not-all-cores``: a CPU case used fewer threads than the process may use (unless the
   case pins its thread count on purpose);
 - ``precision-mismatch``: a GPU case at a precision the CPU did not run for the same case, so
-  any CPU comparison for it crosses precisions.
+  any CPU comparison for it crosses precisions;
+- ``unstable``: the samples drifted (a level shift or trend, ``stationary`` false) in every
+  sampling pass; the stored interval spans both levels;
+- ``busy``: other processes used a noticeable share of the cores while the case ran (the
+  ``cpu`` collector's system and process use) or before the run (``environment``).
 """
 
 from __future__ import annotations
@@ -67,7 +71,11 @@ FLAG_TEXT = {
     "clock-throttled": "GPU clocks below maximum or throttling during the case",
     "cpu-not-all-cores": "CPU case used fewer threads than the usable cores",
     "precision-mismatch": "no CPU row at this precision: CPU comparisons cross precisions",
+    "unstable": "the samples drifted (level shift or trend) while measured, also when sampled "
+    "again: the interval spans both levels",
+    "busy": "other processes used the machine's cores while it was measured",
 }
+BUSY_SHARE = 0.10  # others' use of the cores, as benchsite.busy judges the machine
 
 
 @hookimpl
@@ -107,7 +115,9 @@ class Checked:
         ok = (rows["status"] == "ok").to_numpy(bool)
         kind = rows["device_kind"].astype(str)
         params, devices = _distinct(rows["params"]), _distinct(rows["device_info"])
-        numbers = {name: _column_numbers(rows[name]) for name in NUMBER_COLUMNS}
+        numbers = {name: _column_numbers(rows[name]) if name in rows
+                   else np.full(len(rows), np.nan) for name in NUMBER_COLUMNS}  # fmt: skip
+        numbers["busy_before"], numbers["host_cpus"] = _machine(rows)
         for key in DEVICE_INFO:
             numbers[key] = _each(rows["dev"], devices, lambda dev, key=key: _number(dev.get(key)))
         numbers |= _metrics(rows)
@@ -135,7 +145,9 @@ class Checked:
 
 
 TRANSFER = ("include_transfer",)
-NUMBER_COLUMNS = ("tflops", "gbps", "bytes", "median_s", "iqr_s", "threads")
+NUMBER_COLUMNS = (
+    "tflops", "gbps", "bytes", "median_s", "iqr_s", "threads", "stationary", "world_size",
+)  # fmt: skip
 DEVICE_INFO = (
     "logical_cpus",
     "l3_cache_bytes",
@@ -143,7 +155,10 @@ DEVICE_INFO = (
     "max_sm_clock_mhz",
     "usable_cpus",
 )
-METRICS = ("nvml.throttle_reasons", "nvml.sm_clock_mean_mhz")
+METRICS = (
+    "nvml.throttle_reasons", "nvml.sm_clock_mean_mhz", "cpu.system_util_mean",
+    "cpu.process_util_mean",
+)  # fmt: skip
 
 
 def row_flags(checked: Checked) -> list[list[str]]:
@@ -196,7 +211,9 @@ def _metrics(rows: pd.DataFrame) -> dict[str, np.ndarray]:
     """The NVML metrics the checks read (:func:`metric_value`, NaN where missing); only rows
     whose metrics mention NVML are looked into."""
     out = {key: np.full(len(rows), np.nan) for key in METRICS}
-    mentioned = rows["metrics"].astype(str).str.contains("nvml.", regex=False).to_numpy(bool)
+    text = rows["metrics"].astype(str)
+    mentioned = (text.str.contains("nvml.", regex=False) | text.str.contains("cpu.", regex=False))
+    mentioned = mentioned.to_numpy(bool)
     metrics = rows["m"].to_numpy(object)
     for row in np.flatnonzero(mentioned):
         for key in METRICS:
@@ -286,6 +303,34 @@ def _precision_mismatch(c: Checked) -> np.ndarray:
     return c.accelerator() & c.with_precision & c.cpu_workloads & ~c.cpu_cases
 
 
+def _unstable(c: Checked) -> np.ndarray:
+    return c.numbers["stationary"] == 0
+
+
+def _busy(c: Checked) -> np.ndarray:
+    """Busy before the run, or others' CPU use during the samples (system use over every
+    logical CPU, less this process's own) above :data:`BUSY_SHARE` of the cores (at least half
+    a core); a distributed case's other ranks are its own, so it is judged before the run only."""
+    cores = np.where(np.isnan(c.numbers["logical_cpus"]), c.numbers["host_cpus"],
+                     c.numbers["logical_cpus"])  # fmt: skip
+    system, own = c.numbers["cpu.system_util_mean"], c.numbers["cpu.process_util_mean"]
+    others = system / 100 * cores - own / 100
+    alone = ~(c.numbers["world_size"] > 1)
+    during = alone & ~np.isnan(others) & (others > np.maximum(0.5, BUSY_SHARE * cores))
+    return during | (c.numbers["busy_before"] == 1)
+
+
+def _machine(rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """From each row's ``environment``: busy before the run (1/0), and the host's logical CPUs
+    (NaN where not recorded)."""
+    if "environment" not in rows:
+        return np.zeros(len(rows)), np.full(len(rows), np.nan)
+    text = rows["environment"].astype(str)
+    busy = text.str.contains('"machine_busy": true', regex=False).to_numpy(float)
+    cpus = text.str.extract(r'"logical_cpus": (\d+)')[0].astype(float).to_numpy()
+    return busy, cpus
+
+
 CHECKS: tuple[tuple[str, Callable[[Checked], np.ndarray]], ...] = (
     ("above-peak", _above_peak),
     ("in-cache", _in_cache),
@@ -294,6 +339,8 @@ CHECKS: tuple[tuple[str, Callable[[Checked], np.ndarray]], ...] = (
     ("clock-throttled", _throttled),
     ("cpu-not-all-cores", _not_all_cores),
     ("precision-mismatch", _precision_mismatch),
+    ("unstable", _unstable),
+    ("busy", _busy),
 )
 
 

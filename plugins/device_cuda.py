@@ -70,7 +70,30 @@ def _device(index: int) -> Device:
         prepare=prepare,
         synchronize=lambda: torch.cuda.synchronize(index),
         flush_cache=flush_cache,
+        hold=hold_gpu,
     )
+
+
+_CYCLES_PER_S: list[float] = []
+
+
+def hold_gpu(seconds: float) -> Any:
+    """Queue a spin kernel of about ``seconds`` on the current stream (``torch.cuda._sleep``);
+    return a function that says whether it is still running (an event recorded after it has
+    not completed). Calls launched meanwhile queue behind it and then run back to back."""
+    import torch
+
+    if not _CYCLES_PER_S:  # the spin kernel counts SM cycles: measure their rate once
+        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        torch.cuda._sleep(10_000_000)
+        stop.record()
+        stop.synchronize()
+        _CYCLES_PER_S.append(10_000_000 / (start.elapsed_time(stop) / 1000.0))
+    torch.cuda._sleep(max(1, int(seconds * _CYCLES_PER_S[0])))
+    done = torch.cuda.Event()
+    done.record()
+    return lambda: not done.query()
 
 
 def gpu_info(index: int) -> dict[str, Any]:

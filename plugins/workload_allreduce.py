@@ -33,7 +33,8 @@ def register_workloads() -> list[Workload]:
                 "bandwidth as nccl-tests defines them."
             ),
             setup=setup_allreduce,
-            params={"size": SIZES, "world_size": WORLD_SIZES},
+            # one rank moves nothing (every size measured ~20 µs on an H200): not in the grid
+            params={"size": SIZES, "world_size": [w for w in WORLD_SIZES if w > 1]},
             # one rank moves nothing, so quick runs measure only a real collective
             quick={"size": [2**20], "world_size": [2]},
             tags=("communication", "multi-gpu", "bandwidth"),

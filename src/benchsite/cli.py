@@ -136,6 +136,8 @@ def run(
         report = run_benchmarks(options, reporter)
     summary = ", ".join(f"{count} {status}" for status, count in sorted(report.statuses.items()))
     where = store.run_dir(report.results, report.host, report.run_id)
+    for name, seconds in sorted(report.workload_s.items(), key=lambda item: -item[1]):
+        console.print(f"  {name:<24} {seconds:8.1f} s", highlight=False)  # wall time per workload
     if report.interrupted:
         console.print(f"interrupted: finished cases kept in {where} ({summary or 'none'}).")
         console.print("continue with: benchsite run --resume (same options)")

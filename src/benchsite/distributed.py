@@ -8,13 +8,19 @@ device once per rank. A group larger than the machine has (``cuda×4`` on two GP
 all the same and stored as ``skipped`` with the reason.
 
 :func:`run_group` launches ``python -m torch.distributed.run --standalone --nproc-per-node N -m
-benchsite.distributed_rank <spec>`` in its own session, with the case timeout. Each rank writes
-its result into the launch's temporary folder (:mod:`benchsite.distributed_rank`); the row is
-the group's — every sample is the slowest rank's time — and every rank's own numbers go to the
-``ranks`` column. A rank that raises (``error``/``oom``/``skipped``) is reported with its text;
-a rank that dies without a word is a ``crash``; past the timeout every process of the group,
-launcher and ranks and their children, is killed (``timeout``). NCCL's NVLink multicast is
-always switched off in the children's environment.
+benchsite.distributed_rank <spec>`` in its own session, **once for a list of cases** that share
+a device group (every distributed workload at one world size on one device kind): starting the
+launcher, the ranks and the process group takes most of the 18-22 s a case used to cost. The
+ranks measure the cases one after another and write each case's result into the launch's
+temporary folder as soon as it is done (:mod:`benchsite.distributed_rank`); :func:`run_group`
+yields each case's :class:`~benchsite.outcome.Outcome` as soon as every rank has written it, so
+the runner stores it before the next case ends. The row is the group's — every sample is the
+slowest rank's time — and every rank's own numbers go to the ``ranks`` column. A rank that
+raises (``error``/``oom``/``skipped``) is reported with its text and ends the launch; a rank
+that dies without a word is a ``crash``; a case that runs past its timeout has every process of
+the group, launcher and ranks and their children, killed (``timeout``). The cases after a
+failed one are launched again, in a fresh group. NCCL's NVLink multicast is always switched
+off in the children's environment.
 """
 
 from __future__ import annotations
@@ -26,13 +32,15 @@ import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
+import time
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from benchsite import lifeline
 from benchsite.measure import MeasureSettings
+from benchsite.outcome import Outcome, Status
 from benchsite.records import Device
 
 SHARED_KINDS = frozenset({"cpu"})  # one device that every rank shares, each with its own cores
@@ -110,22 +118,46 @@ def _span(names: tuple[str, ...]) -> str:
     return ",".join(names)
 
 
+@dataclass(frozen=True)
+class GroupCase:
+    """One case of a launch: which workload, its parameters and its timeout."""
+
+    workload: str
+    params: dict[str, Any]
+    timeout_s: float
+
+
 def run_group(
     group: DeviceGroup,
-    workload: str,
-    params: dict[str, Any],
+    cases: Sequence[GroupCase],
     settings: MeasureSettings,
     plugin_specs: Sequence[str],
-    timeout_s: float,
-) -> dict[str, Any]:
-    """Launch one distributed case and return its result columns (see the module docstring)."""
+) -> Iterator[Outcome]:
+    """Measure ``cases`` on one device group, launched once (again after a failed case);
+    yield each case's outcome, in order, as soon as it is known (see the module docstring)."""
     if group.problem is not None:
-        return {"status": "skipped", "error": group.problem, "world_size": group.world_size}
+        for _ in cases:
+            yield Outcome(Status.SKIPPED, group.problem, world_size=group.world_size)
+        return
+    done = 0
+    while done < len(cases):
+        for outcome in _one_launch(group, cases[done:], settings, plugin_specs):
+            done += 1
+            yield outcome
+
+
+def _one_launch(
+    group: DeviceGroup,
+    cases: Sequence[GroupCase],
+    settings: MeasureSettings,
+    plugin_specs: Sequence[str],
+) -> Iterator[Outcome]:
+    """One launch for ``cases``: yields the outcome of each case it finished, then (if it ended
+    early) of the case it ended on; the caller launches again for the rest."""
     with tempfile.TemporaryDirectory(prefix="benchsite-group-") as temp:
         folder = Path(temp)
         spec = {
-            "workload": workload,
-            "params": params,
+            "cases": [{"workload": c.workload, "params": c.params} for c in cases],
             "members": list(group.members),
             "backend": BACKENDS.get(group.kind),
             "threads": group.threads,
@@ -133,8 +165,50 @@ def run_group(
             "plugins": list(plugin_specs),
         }
         (folder / "spec.json").write_text(json.dumps(spec))
-        returncode = launch(launch_command(group, folder), child_env(group), folder, timeout_s)
-        return gather(folder, group, returncode, timeout_s)
+        with Launch(launch_command(group, folder), child_env(group), folder) as running:
+            for index, case in enumerate(cases):
+                returncode = running.wait_for(index, group.world_size, case.timeout_s)
+                outcome = gather(folder, index, group, returncode, case.timeout_s)
+                yield outcome
+                if outcome.status != Status.OK or returncode is None or running.ended():
+                    return  # the rest in a fresh launch (this one is reaped on leaving)
+
+
+class Launch:
+    """The launcher process of one launch, in its own session; every process it started is
+    killed when the ``with`` block ends, whatever happens (Ctrl-C included)."""
+
+    def __init__(self, command: list[str], env: dict[str, str], folder: Path) -> None:
+        self.command, self.env, self.folder = command, env, folder
+
+    def __enter__(self) -> Launch:
+        self._log = open(self.folder / "launcher.log", "wb")  # closed in __exit__
+        self.process = subprocess.Popen(
+            self.command, stdout=self._log, stderr=subprocess.STDOUT, env=self.env,
+            start_new_session=True,
+            preexec_fn=lifeline.parent_death_signal,  # never outlive a killed run
+        )  # fmt: skip
+        return self
+
+    def wait_for(self, index: int, world_size: int, timeout_s: float) -> int | None:
+        """Wait until every rank wrote case ``index`` (0), the launcher ended (its status), or
+        ``timeout_s`` passed (``None``)."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if len(list(self.folder.glob(f"case-{index}-rank-*.json"))) >= world_size:
+                return 0
+            status = self.process.poll()
+            if status is not None:
+                return status
+            time.sleep(0.05)
+        return None
+
+    def ended(self) -> bool:
+        return self.process.poll() is not None
+
+    def __exit__(self, *exc_info: object) -> None:
+        reap(self.process, self.folder)
+        self._log.close()
 
 
 def launch_command(group: DeviceGroup, folder: Path) -> list[str]:
@@ -156,22 +230,6 @@ def launch_command(group: DeviceGroup, folder: Path) -> list[str]:
 def child_env(group: DeviceGroup) -> dict[str, str]:
     """This process's environment, NVLink multicast off, and each rank's share of the cores."""
     return {**os.environ, **CHILD_ENV, "OMP_NUM_THREADS": str(group.threads)}
-
-
-def launch(command: list[str], env: dict[str, str], folder: Path, timeout_s: float) -> int | None:
-    """Run the launcher in its own session; return its exit status, or ``None`` on timeout.
-    Whatever happens (Ctrl-C included), every process it started is killed before returning."""
-    with open(folder / "launcher.log", "wb") as log:
-        process = subprocess.Popen(
-            command, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True,
-            preexec_fn=lifeline.parent_death_signal,  # never outlive a killed run
-        )
-        try:
-            return process.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            return None
-        finally:
-            reap(process, folder)
 
 
 def reap(process: subprocess.Popen[bytes], folder: Path) -> None:
@@ -210,41 +268,35 @@ def _rank_pids(folder: Path) -> list[int]:
     return pids
 
 
-def gather(folder: Path, group: DeviceGroup, returncode: int | None, timeout_s: float) -> dict:
-    """The result columns of a launch from what its ranks wrote and how the launcher ended."""
-    ranks = _read_ranks(folder)
-    base: dict[str, Any] = {"world_size": group.world_size, "ranks": [r["rank"] for r in ranks]}
+def gather(
+    folder: Path, index: int, group: DeviceGroup, returncode: int | None, timeout_s: float
+) -> Outcome:
+    """Case ``index``'s outcome from what its ranks wrote and how the launch went on."""
+    ranks = _read_ranks(folder, index)
     failed = sorted((r for r in ranks if r["status"] != "ok"), key=lambda r: r["failed_at"])
+    base = {"world_size": group.world_size, "ranks": [r["rank"] for r in ranks]}
     if failed:
         first = failed[0]
         error = f"rank {first['rank']['rank']}: {first['error']}"
-        return {**base, "status": first["status"], "error": error, "notices": _notices(ranks)}
+        return Outcome(Status(first["status"]), error, notices=_notices(ranks), **base)
     if len(ranks) == group.world_size:  # every rank measured; leaving the group is not the case
-        row = _combined(ranks)
-        if returncode != 0:
-            ending = "timed out" if returncode is None else f"exited with {returncode}"
-            row["notices"].append(f"the launcher {ending} after every rank wrote its result")
-        return {**base, **row}
+        outcome = Outcome.from_json({**ranks[0], "status": "ok"})
+        measured = outcome.measured
+        assert measured is not None
+        measured["metrics"] = combine_metrics([r["metrics"] for r in ranks])
+        return Outcome(Status.OK, measured=measured, notices=_notices(ranks), **base)
     if returncode is None:
         error = f"case timed out after {timeout_s:g} s; every process of the group was killed"
-        return {**base, "status": "timeout", "error": error}
+        return Outcome(Status.TIMEOUT, error, **base)
     missing = sorted(set(range(group.world_size)) - {r["rank"]["rank"] for r in ranks})
     error = f"rank(s) {missing} ended without a result: {_log_tail(folder)}"
-    return {**base, "status": "crash", "error": error}
+    return Outcome(Status.CRASH, error, **base)
 
 
-def _read_ranks(folder: Path) -> list[dict[str, Any]]:
-    results = [json.loads(path.read_text()) for path in sorted(folder.glob("rank-*.json"))]
+def _read_ranks(folder: Path, index: int) -> list[dict[str, Any]]:
+    paths = sorted(folder.glob(f"case-{index}-rank-*.json"))
+    results = [json.loads(path.read_text()) for path in paths]
     return sorted(results, key=lambda r: r["rank"]["rank"])
-
-
-def _combined(ranks: list[dict[str, Any]]) -> dict[str, Any]:
-    """The group's row: rank 0's columns (the same on every rank: the samples were agreed) and
-    the metrics of every rank combined."""
-    row = {k: v for k, v in ranks[0].items() if k not in ("rank", "failed_at")}
-    row["metrics"] = combine_metrics([r["metrics"] for r in ranks])
-    row["notices"] = _notices(ranks)
-    return row
 
 
 def combine_metrics(per_rank: Sequence[dict[str, Any]]) -> dict[str, Any]:

@@ -1,12 +1,13 @@
 """One rank of a distributed case, run by ``torch.distributed.run`` (see :mod:`benchsite.distributed`).
 
 ``python -m benchsite.distributed_rank <folder>/spec.json``: join the process group (gloo for the
-CPU, NCCL for GPUs beside gloo for the small control messages), build the plugins as a worker
-does, set the workload's case up on this rank's device, measure it with the sampling plan every
-rank agrees on (:mod:`benchsite.distributed_measure`) inside the same collectors as any case,
-and write ``rank-<r>.json`` into the folder. A rank whose case fails writes why and exits with
+CPU, NCCL for GPUs beside gloo for the small control messages) once, build the plugins as a
+worker does, then for each case of the spec in turn set the workload's case up on this rank's
+device, measure it with the sampling plan every rank agrees on
+(:mod:`benchsite.distributed_measure`) inside the same collectors as any case, and write
+``case-<i>-rank-<r>.json`` into the folder. A rank whose case fails writes why and exits with
 status 1, so that the launcher stops the whole group at once instead of leaving the other ranks
-waiting in a collective.
+waiting in a collective (the parent launches the remaining cases again).
 """
 
 from __future__ import annotations
@@ -24,39 +25,52 @@ from benchsite import lifeline, registry
 from benchsite.distributed_measure import agree_over_group
 from benchsite.errors import SkipCase
 from benchsite.measure import MeasureSettings, measure_case
+from benchsite.outcome import Outcome, Status
 from benchsite.plugin_manager import load_plugins
 from benchsite.stats import summarize
-from benchsite.worker import WorkerState, _collecting, _failure, _success
+from benchsite.worker import WorkerState, _collecting, _failure, measured_columns
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run this rank's part of the case described by the spec file; return the exit status."""
+    """Run this rank's part of every case in the spec file; return the exit status."""
     lifeline.die_with_parent(watch_only=True)  # the launcher killed: this rank ends too
     spec_path = Path((argv if argv is not None else sys.argv[1:])[0])
     folder, rank = spec_path.parent, int(os.environ["RANK"])
     (folder / f"pid-{rank}").write_text(str(os.getpid()))
-    result = outcome(json.loads(spec_path.read_text()), rank)
-    _write_atomic(folder / f"rank-{rank}.json", result)  # before leaving: that may hang
-    _leave_group()
-    return 0 if result["status"] == "ok" else 1
-
-
-def outcome(spec: dict[str, Any], rank: int) -> dict[str, Any]:
-    """This rank's result; a failure is stamped with its time, so that the first rank to fail
-    (not the others, which fail because it left) is the one reported."""
+    spec = json.loads(spec_path.read_text())
     try:
-        result = run_rank(spec, rank)
+        state, device = join(spec, rank)
+    except BaseException as exc:  # noqa: BLE001 - the first case reports why the group failed
+        _write_atomic(folder / f"case-0-rank-{rank}.json", _stamped(_failure(exc, []), rank))
+        return 1
+    for index, case in enumerate(spec["cases"]):
+        result = outcome({**spec, **case}, rank, state, device)
+        _write_atomic(folder / f"case-{index}-rank-{rank}.json", result)  # before leaving
+        if result["status"] != "ok":
+            _leave_group()
+            return 1
+    _leave_group()
+    return 0
+
+
+def outcome(spec: dict[str, Any], rank: int, state: WorkerState, device: Any) -> dict[str, Any]:
+    """This rank's result of one case; a failure is stamped with its time, so that the first
+    rank to fail (not the others, which fail because it left) is the one reported."""
+    try:
+        return _measure_here(spec, rank, device, state)
     except BaseException as exc:  # noqa: BLE001 - any failure of this rank is its result
         traceback.print_exc()
-        result = {**_failure(exc, []), "rank": {"rank": rank}}
-    if result["status"] != "ok":
-        result["failed_at"] = time.time()
-        result["rank"].update(status=result["status"], error=result["error"])
+        return _stamped(_failure(exc, []), rank)
+
+
+def _stamped(failed: Outcome, rank: int) -> dict[str, Any]:
+    result = {**failed.to_json(), "rank": {"rank": rank}, "failed_at": time.time()}
+    result["rank"].update(status=result["status"], error=result["error"])
     return result
 
 
-def run_rank(spec: dict[str, Any], rank: int) -> dict[str, Any]:
-    """Join the group, then set up, measure and tear down the case on this rank's device."""
+def join(spec: dict[str, Any], rank: int) -> tuple[WorkerState, Any]:
+    """Build the plugins, prepare this rank's device and join the process group."""
     import torch
     import torch.distributed as dist
 
@@ -68,7 +82,7 @@ def run_rank(spec: dict[str, Any], rank: int) -> dict[str, Any]:
     device.prepare()
     torch.set_num_threads(int(spec["threads"]))
     dist.init_process_group(backend=spec["backend"])
-    return _measure_here(spec, rank, device, state)
+    return state, device
 
 
 def _leave_group() -> None:
@@ -88,19 +102,22 @@ def _measure_here(spec: dict[str, Any], rank: int, device: Any, state: WorkerSta
     try:
         case = workload.setup(device, spec["params"])
     except SkipCase as exc:
-        return {"status": "skipped", "error": str(exc), "notices": notices, "rank": about}
+        skipped = Outcome(Status.SKIPPED, str(exc), notices=notices).to_json()
+        return {**skipped, "rank": {**about, "status": "skipped"}, "failed_at": time.time()}
     settings = MeasureSettings(**spec["settings"])
     out: dict[str, Any] = {}
     try:
-        if case.threads:
-            torch.set_num_threads(case.threads)
+        torch.set_num_threads(case.threads or int(spec["threads"]))
         around = _collecting(device, state, notices, out)
         measurement = measure_case(case, device, settings, around, agree_over_group())
     finally:
         if case.teardown is not None:
             with contextlib.suppress(Exception):
                 case.teardown()
-    result = _success(case, measurement, torch.get_num_threads(), {**case.metrics, **out}, notices)
+    measured = measured_columns(
+        case, measurement, torch.get_num_threads(), {**case.metrics, **out}
+    )
+    result = Outcome(Status.OK, measured=measured, notices=notices).to_json()
     return {**result, "rank": {**about, **_own_numbers(measurement.own_samples_s, result)}}
 
 

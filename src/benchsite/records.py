@@ -29,6 +29,9 @@ class Device:
     The callables are used inside the worker process: ``prepare`` runs once before the device's
     first case (set threads, select the GPU), ``synchronize`` waits for queued work, ``timer``
     returns a fresh :class:`Timer`, and ``flush_cache`` evicts caches between samples (optional).
+    ``hold(seconds)`` (optional) keeps the device busy for about ``seconds`` so that calls made
+    meanwhile queue up behind it, and returns a function that says whether it is still busy: the
+    engine times the device's own work of launch-bound cases that way.
     """
 
     name: str
@@ -39,6 +42,7 @@ class Device:
     prepare: Callable[[], None] = lambda: None
     synchronize: Callable[[], None] = lambda: None
     flush_cache: Callable[[], None] | None = None
+    hold: Callable[[float], Callable[[], bool]] | None = None
 
 
 class Timer(abc.ABC):

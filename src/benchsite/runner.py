@@ -11,16 +11,28 @@ import json
 import platform
 import socket
 import sys
+import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from benchsite import config, distributed, locks, registry, resume, store, store_check, validation
+from benchsite import (
+    busy,
+    config,
+    distributed,
+    locks,
+    registry,
+    resume,
+    store,
+    store_check,
+    validation,
+)
 from benchsite.errors import SelectionError
 from benchsite.measure import MeasureSettings
+from benchsite.outcome import Outcome, Status
 from benchsite.plugin_manager import Plugins, load_plugins
 from benchsite.records import Device, Workload
 from benchsite.registry import Registered
@@ -95,6 +107,12 @@ class RunReport:
     results: Path
     statuses: dict[str, int] = field(default_factory=dict)
     interrupted: bool = False
+    workload_s: dict[str, float] = field(default_factory=dict)  # wall time spent per workload
+
+    def add(self, row: dict[str, Any], workload: str, seconds: float) -> None:
+        """Count a stored row and the time its case took."""
+        self.statuses[row["status"]] = self.statuses.get(row["status"], 0) + 1
+        self.workload_s[workload] = self.workload_s.get(workload, 0.0) + seconds
 
 
 def run_benchmarks(options: RunOptions, reporter: Reporter | None = None) -> RunReport:
@@ -111,21 +129,79 @@ def run_benchmarks(options: RunOptions, reporter: Reporter | None = None) -> Run
     todo = [planned for planned in plan if (planned.device.name, planned.case_key) not in done]
     report = RunReport(run_id, host, options.results)
     reporter.started(run_id, len(plan), len(plan) - len(todo))
+    machine = busy.check_before_run(devices, reporter, options.profile)  # recorded per row
+    context = RunContext(options, plugins, run_id, host, reporter, machine)
     folder = store.run_dir(options.results, host, run_id)
     with locks.run_lock(folder), Worker(options.plugins) as worker:
         store.tidy_run(folder)  # what a killed writer of this run left
         try:
-            for planned in todo:  # measure: one worker process, rows stored one by one
-                reporter.case_started(planned)
-                row = measure_planned(worker, planned, options, plugins, run_id, host, reporter)
+            for planned, row, seconds in measure_in_order(worker, todo, context):
                 failed = retry.get((planned.device.name, planned.case_key), ())
                 store.write_rows(options.results, host, run_id, [row], supersedes_rows=failed)
-                report.statuses[row["status"]] = report.statuses.get(row["status"], 0) + 1
+                report.add(row, planned.workload.item.name, seconds)
                 reporter.case_finished(planned, row)
         except KeyboardInterrupt:
             report.interrupted = True
         store.compact_run(options.results, host, run_id)
     return report
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """What every row of one run shares."""
+
+    options: RunOptions
+    plugins: Plugins
+    run_id: str
+    host: str
+    reporter: Reporter
+    machine: dict[str, Any] = field(default_factory=dict)
+
+
+def measure_in_order(
+    worker: Worker, todo: Sequence[PlannedCase], context: RunContext
+) -> Iterator[tuple[PlannedCase, dict[str, Any], float]]:
+    """Measure the plan in order, yielding (case, row, seconds it took) as each finishes: one
+    case at a time in the worker, and the distributed cases of one device group (same kind and
+    world size) in one launch (:func:`benchsite.distributed.run_group`)."""
+    batches: dict[tuple[str, int], list[PlannedCase]] = {}
+    for planned in todo:
+        if planned.group is not None and planned.device.kind in planned.workload.item.devices:
+            batches.setdefault((planned.group.kind, planned.group.world_size), []).append(planned)
+    launched: set[tuple[str, int]] = set()
+    for planned in todo:
+        key = (planned.group.kind, planned.group.world_size) if planned.group else None
+        if key is None or key not in batches:
+            context.reporter.case_started(planned)
+            started = time.perf_counter()
+            row = measure_planned(worker, planned, context)
+            yield planned, row, time.perf_counter() - started
+        elif key not in launched:
+            launched.add(key)
+            worker.close()  # leave the devices' memory and cores to the group
+            yield from _measure_group(batches[key], context)
+
+
+def _measure_group(
+    batch: list[PlannedCase], context: RunContext
+) -> Iterator[tuple[PlannedCase, dict[str, Any], float]]:
+    group = batch[0].group
+    assert group is not None
+    cases = [
+        distributed.GroupCase(p.workload.item.name, p.params, _timeout(p, context.options))
+        for p in batch
+    ]
+    context.reporter.case_started(batch[0])
+    started = time.perf_counter()
+    outcomes = distributed.run_group(
+        group, cases, _settings(context.options), context.options.plugins
+    )
+    for index, outcome in enumerate(outcomes):
+        now = time.perf_counter()
+        yield batch[index], finish_row(batch[index], outcome, context), now - started
+        started = now
+        if index + 1 < len(batch):
+            context.reporter.case_started(batch[index + 1])
 
 
 def select_devices(plugins: Plugins, patterns: Sequence[str]) -> list[Device]:
@@ -161,16 +237,18 @@ def _matches(name: str, patterns: Sequence[str]) -> bool:
 def plan_cases(
     workloads: Sequence[Registered[Workload]], devices: Sequence[Device], profile: str
 ) -> list[PlannedCase]:
-    """Every (workload, device, parameters) of ``profile``, grouped by device, then workload;
-    distributed workloads last, once per device kind (:func:`distributed.device_groups`)."""
+    """Every (workload, parameters, device) of ``profile``: each parameter set on every device
+    one after the other (interleaved), so that the CPU and GPU cases of a pair are measured
+    close together in time and a change in the machine does not bias their ratio; distributed
+    workloads last, once per device kind (:func:`distributed.device_groups`)."""
     if profile not in PROFILES:
         raise SelectionError(f"unknown profile {profile!r}: use quick or full")
     single = [
         PlannedCase(registered, device, params)
-        for device in devices
         for registered in workloads
         if not registered.item.distributed
         for params in registered.item.grid(profile)
+        for device in devices
     ]
     return single + [
         PlannedCase(registered, group.device, params, group)
@@ -181,77 +259,71 @@ def plan_cases(
     ]
 
 
-def measure_planned(
-    worker: Worker,
-    planned: PlannedCase,
-    options: RunOptions,
-    plugins: Plugins,
-    run_id: str,
-    host: str,
-    reporter: Reporter,
-) -> dict[str, Any]:
+def measure_planned(worker: Worker, planned: PlannedCase, context: RunContext) -> dict[str, Any]:
     """Measure one planned case (or explain why not) and return its complete result row."""
     workload = planned.workload.item
     if planned.device.kind not in workload.devices:
         supported = ", ".join(workload.devices)
-        outcome: dict[str, Any] = {
-            "status": "skipped",
-            "error": f"{workload.name} runs only on {supported}, not on {planned.device.kind}",
-        }
+        reason = f"{workload.name} runs only on {supported}, not on {planned.device.kind}"
+        outcome = Outcome(Status.SKIPPED, reason)
+    elif planned.group is not None:  # one process per rank, through torch's launcher
+        worker.close()  # leave the devices' memory and cores to the group
+        case = distributed.GroupCase(workload.name, planned.params, _timeout(planned, context.options))
+        outcome = next(
+            distributed.run_group(planned.group, [case], _settings(context.options),
+                                  context.options.plugins)
+        )  # fmt: skip
     else:
-        settings = PROFILES[options.profile]
-        if options.budget_s is not None:
-            settings = replace(settings, budget_s=options.budget_s)
-        timeout = options.timeout_s or workload.timeout_s or DEFAULT_TIMEOUT_S
-        if planned.group is not None:  # one process per rank, through torch's launcher
-            worker.close()  # leave the devices' memory and cores to the group
-            outcome = distributed.run_group(
-                planned.group, workload.name, planned.params, settings, options.plugins, timeout
-            )
-        else:
-            spec = CaseSpec(workload.name, planned.device.name, planned.params, settings)
-            try:
-                outcome = worker.run(spec, timeout)
-            except WorkerDied as exc:
-                outcome = {"status": exc.status, "error": str(exc)}
-    for text in outcome.pop("notices", []):
-        reporter.notice(text)
-    return build_row(planned, outcome, options, plugins, run_id, host)
+        spec = CaseSpec(workload.name, planned.device.name, planned.params, _settings(context.options))
+        try:
+            outcome = worker.run(spec, _timeout(planned, context.options))
+        except WorkerDied as exc:
+            outcome = Outcome(exc.status, str(exc))
+    return finish_row(planned, outcome, context)
 
 
-def build_row(
-    planned: PlannedCase,
-    outcome: dict[str, Any],
-    options: RunOptions,
-    plugins: Plugins,
-    run_id: str,
-    host: str,
-) -> dict[str, Any]:
-    """A full store row: the outcome plus what produced it and where."""
+def _settings(options: RunOptions) -> MeasureSettings:
+    settings = PROFILES[options.profile]
+    return settings if options.budget_s is None else replace(settings, budget_s=options.budget_s)
+
+
+def _timeout(planned: PlannedCase, options: RunOptions) -> float:
+    return options.timeout_s or planned.workload.item.timeout_s or DEFAULT_TIMEOUT_S
+
+
+def finish_row(planned: PlannedCase, outcome: Outcome, context: RunContext) -> dict[str, Any]:
+    """Report the outcome's notices and turn it into a complete store row."""
+    for text in outcome.notices:
+        context.reporter.notice(text)
+    return build_row(planned, outcome.columns(), context)
+
+
+def build_row(planned: PlannedCase, outcome: dict[str, Any], context: RunContext) -> dict[str, Any]:
+    """A full store row: the outcome's columns plus what produced them and where."""
     workload, device = planned.workload.item, planned.device
     axis = workload.axis
     axis_value = planned.params.get(axis) if axis else None
     return {
         **outcome,
         "row_id": uuid.uuid4().hex,
-        "run_id": run_id,
+        "run_id": context.run_id,
         "timestamp": datetime.now(UTC),
-        "host": host,
+        "host": context.host,
         "device": device.name,
         "device_kind": device.kind,
         "device_model": str(device.info.get("model", device.name)),
         "fingerprint": device.fingerprint,
         "workload": workload.name,
         "plugin": planned.workload.plugin,
-        "plugin_version": plugins.version_of(planned.workload.plugin),
-        "profile": options.profile,
+        "plugin_version": context.plugins.version_of(planned.workload.plugin),
+        "profile": context.options.profile,
         "params": planned.params,
         "case_key": planned.case_key,
         "axis": axis,
         "axis_value": float(axis_value) if isinstance(axis_value, int | float) else None,
         "world_size": outcome.get("world_size", 1),
         "device_info": dict(device.info),
-        "environment": environment(),
+        "environment": {**environment(), **context.machine},
         "benchsite_version": __version__,
         "torch_version": str(device.info.get("torch_version", "")) or None,
         "schema_version": store.SCHEMA_VERSION,

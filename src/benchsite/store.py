@@ -119,6 +119,13 @@ SCHEMA = pa.schema(
         ("benchsite_version", pa.string()),
         ("torch_version", pa.string()),
         ("schema_version", pa.int64()),
+        # stationarity of the samples and the device's own time (docs/results-schema.md)
+        ("shift", _F64),
+        ("drift_p", _F64),
+        ("stationary", pa.bool_()),
+        ("sampling_passes", pa.int64()),
+        ("device_median_s", _F64),
+        ("device_samples_s", pa.list_(_F64)),
     ]
 )
 JSON_COLUMNS = ("params", "ranks", "metrics", "device_info", "environment")

@@ -1,8 +1,8 @@
 """The worker process that sets up and measures cases, isolated from the run that drives it.
 
 The parent (:mod:`benchsite.runner`) starts a worker with :class:`Worker`, sends it one
-:class:`CaseSpec` at a time and gets back a dict of result columns. An exception inside a case
-comes back as an ``error`` or ``oom`` result; a worker that dies (segfault, ``os.abort()``, the
+:class:`CaseSpec` at a time and gets back an :class:`~benchsite.outcome.Outcome`. An exception
+inside a case comes back as an ``error`` or ``oom`` outcome; a worker that dies (segfault, ``os.abort()``, the
 kernel's OOM killer) or hangs past the case timeout is killed by the parent, which records a
 ``crash`` or ``timeout`` row and starts a fresh worker for the next case.
 """
@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import signal
+import statistics
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
@@ -20,6 +21,7 @@ from typing import Any
 from benchsite import lifeline, registry, validation
 from benchsite.errors import SkipCase, describe_exception
 from benchsite.measure import Measurement, MeasureSettings, measure_case
+from benchsite.outcome import Measured, Outcome, Status
 from benchsite.plugin_manager import load_plugins
 from benchsite.records import CollectorUnavailable, Device
 from benchsite.registry import Registered
@@ -41,7 +43,7 @@ class CaseSpec:
 class WorkerDied(Exception):
     """The worker process ended or stopped answering; ``status`` is ``crash`` or ``timeout``."""
 
-    def __init__(self, status: str, message: str) -> None:
+    def __init__(self, status: Status, message: str) -> None:
         super().__init__(message)
         self.status = status
 
@@ -54,7 +56,7 @@ class Worker:
         self._process: multiprocessing.process.BaseProcess | None = None
         self._conn: Connection | None = None
 
-    def run(self, spec: CaseSpec, timeout_s: float) -> dict[str, Any]:
+    def run(self, spec: CaseSpec, timeout_s: float) -> Outcome:
         """Run one case; raise :class:`WorkerDied` on a crash or timeout (worker then reset)."""
         conn = self._ensure_started()
         conn.send(spec)
@@ -85,11 +87,11 @@ class Worker:
             pass
         else:
             self.close()
-            raise WorkerDied("timeout", what)
+            raise WorkerDied(Status.TIMEOUT, what)
         self._process.join(timeout=5)
         message = _exit_message(self._process.exitcode)
         self.close()
-        raise WorkerDied("crash", message)
+        raise WorkerDied(Status.CRASH, message)
 
     def close(self) -> None:
         """Stop the worker: ask nicely, then kill; leaves nothing running."""
@@ -153,8 +155,8 @@ def _parent_pid() -> int | None:
     return parent.pid if parent is not None else None
 
 
-def execute(spec: CaseSpec, state: WorkerState) -> dict[str, Any]:
-    """Set up, measure and tear down one case; failures become result columns."""
+def execute(spec: CaseSpec, state: WorkerState) -> Outcome:
+    """Set up, measure and tear down one case; failures become outcomes."""
     workload = state.workloads[spec.workload].item
     device = state.devices[spec.device].item
     notices: list[str] = []
@@ -162,7 +164,7 @@ def execute(spec: CaseSpec, state: WorkerState) -> dict[str, Any]:
     try:
         case = workload.setup(device, spec.params)
     except SkipCase as exc:
-        return {"status": "skipped", "error": str(exc), "notices": notices}
+        return Outcome(Status.SKIPPED, str(exc), notices=notices)
     except BaseException as exc:  # noqa: BLE001 - a failing setup is a result, not a crash
         return _failure(exc, notices)
     try:
@@ -250,13 +252,13 @@ def _notice_once(state: WorkerState, notices: list[str], text: str) -> None:
         notices.append(text)
 
 
-def _failure(exc: BaseException, notices: list[str]) -> dict[str, Any]:
+def _failure(exc: BaseException, notices: list[str]) -> Outcome:
     text = describe_exception(exc)
     is_oom = isinstance(exc, MemoryError) or type(exc).__name__ == "OutOfMemoryError"
     is_oom = is_oom or any(marker in str(exc).lower() for marker in _OOM_MARKERS)
     if is_oom:
         _release_device_memory()
-    return {"status": "oom" if is_oom else "error", "error": text, "notices": notices}
+    return Outcome(Status.OOM if is_oom else Status.ERROR, text, notices=notices)
 
 
 def _release_device_memory() -> None:
@@ -268,28 +270,42 @@ def _release_device_memory() -> None:
 
 def _success(
     case: Any, measurement: Measurement, threads: int, metrics: dict[str, Any], notices: list[str]
-) -> dict[str, Any]:
+) -> Outcome:
+    return Outcome(Status.OK, measured=measured_columns(case, measurement, threads, metrics),
+                   notices=notices)  # fmt: skip
+
+
+def measured_columns(
+    case: Any, measurement: Measurement, threads: int, metrics: dict[str, Any]
+) -> Measured:
+    """The result columns of a measured case."""
     median = measurement.summary.median_s
-    measured_calls = len(measurement.samples_s) * measurement.calls_per_sample
+    # every timed call the collectors saw, over every sampling pass (energy per call divides by it)
+    blocks = measurement.blocks_timed or len(measurement.samples_s)
+    measured_calls = blocks * measurement.calls_per_sample
     if case.derived_metrics is not None:
         metrics = {**metrics, **case.derived_metrics(median)}
-    return {
-        "status": "ok",
-        "error": None,
-        "samples_s": measurement.samples_s,
-        "calls_per_sample": measurement.calls_per_sample,
-        "warmup_calls": measurement.warmup_calls,
-        **measurement.summary.as_row(),
-        "converged": measurement.converged,
-        "measure_s": measurement.measure_s,
-        "cache_flushed": measurement.cache_flushed,
-        "flops": case.flops,
-        "bytes": case.bytes,
-        "items": case.items,
-        "tflops": case.flops / median / 1e12 if case.flops else None,
-        "gbps": case.bytes / median / 1e9 if case.bytes else None,
-        "items_per_s": case.items / median if case.items else None,
-        "threads": threads,
-        "metrics": {**metrics, "measured_calls": measured_calls},
-        "notices": notices,
-    }
+    device = measurement.device_samples_s
+    return Measured(
+        samples_s=measurement.samples_s,
+        calls_per_sample=measurement.calls_per_sample,
+        warmup_calls=measurement.warmup_calls,
+        **measurement.summary.as_row(),  # type: ignore[typeddict-item]
+        converged=measurement.converged,
+        measure_s=measurement.measure_s,
+        cache_flushed=measurement.cache_flushed,
+        flops=case.flops,
+        bytes=case.bytes,
+        items=case.items,
+        tflops=case.flops / median / 1e12 if case.flops else None,
+        gbps=case.bytes / median / 1e9 if case.bytes else None,
+        items_per_s=case.items / median if case.items else None,
+        threads=threads,
+        metrics={**metrics, "measured_calls": measured_calls},
+        shift=measurement.drift.shift,
+        drift_p=measurement.drift.p_value,
+        stationary=measurement.drift.stationary,
+        sampling_passes=measurement.passes,
+        device_median_s=statistics.median(device) if device else None,
+        device_samples_s=device,
+    )

@@ -1,0 +1,112 @@
+"""Did a case's level move while it was measured? A test of its samples, in time order.
+
+The statistic compares the start of the series with its end, both ways round:
+
+    T = max(|log(median(last half) / median(first fifth))|,
+            |log(median(last fifth) / median(first half))|)
+
+so a level shift early or late, or a trend, makes it large. How large it gets by chance depends
+on how correlated the samples are, so its null distribution is not assumed: the same statistic
+is computed on :data:`RESAMPLES` circular moving-block resamples of the series
+(:func:`benchsite.stats.block_resample_positions`: blocks keep the short-range correlation,
+their random order destroys any slow drift), and the p-value is the share of resamples at least
+as extreme. A series drifts when ``p < ALPHA`` **and** the level moved by at least
+:data:`EFFECT_FLOOR` (5%): on many samples a real but tiny move is significant and does not
+matter. Series of fewer than :data:`MIN_SAMPLES` samples are not tested.
+
+``shift`` (stored per row) is the issue's own measure: median of the last half over median of
+the first fifth of the samples.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from benchsite.stats import Summary, block_length, block_resample_positions
+
+ALPHA = 0.01
+EFFECT_FLOOR = 0.05
+MIN_SAMPLES = 10
+RESAMPLES = 500
+
+
+@dataclass(frozen=True)
+class Drift:
+    """What the test found: ``shift`` (late/early median ratio), its p-value and the verdict
+    (``stationary`` is ``None`` when there were too few samples to test)."""
+
+    shift: float | None
+    p_value: float | None
+    stationary: bool | None
+
+
+def early_late_shift(samples: Sequence[float]) -> float | None:
+    """Median of the last half over the median of the first fifth (``None``: under 5 samples)."""
+    if len(samples) < 5:
+        return None
+    fifth, half = len(samples) // 5, len(samples) // 2
+    early = statistics.median(samples[:fifth])
+    return statistics.median(samples[half:]) / early if early > 0 else None
+
+
+def detect_drift(samples: Sequence[float], seed: int = 0) -> Drift:
+    """Test ``samples`` (in the order they were taken) for a level shift or trend."""
+    shift = early_late_shift(samples)
+    if len(samples) < MIN_SAMPLES or min(samples) <= 0:
+        return Drift(shift, None, None)
+    import numpy as np
+
+    logs = np.log(np.asarray(samples, dtype=float))
+    length = block_length(logs)
+    noise = _noise_scale(logs)
+    n, fifth, half = logs.size, max(3, logs.size // 5), logs.size // 2
+    pairs = ((logs[:fifth], logs[n - half :]), (logs[:half], logs[n - fifth :]))
+    worst_z, moved = 0.0, 0.0
+    for early, late in pairs:
+        difference = float(np.median(late) - np.median(early))
+        spread = math.hypot(
+            _median_se(early, length, seed, noise), _median_se(late, length, seed + 1, noise)
+        )
+        worst_z = max(worst_z, abs(difference) / spread if spread > 0 else math.inf)
+        moved = max(moved, abs(math.expm1(difference)))
+    p_value = min(1.0, 2 * math.erfc(worst_z / math.sqrt(2)))  # two statistics: Bonferroni
+    return Drift(shift, p_value, not (p_value < ALPHA and moved >= EFFECT_FLOOR))
+
+
+def _median_se(segment: Any, length: int, seed: int, noise: float) -> float:
+    """Standard error of a segment's median: the spread of its moving-block bootstrap, and at
+    least what independent samples of the series' noise would give (``1.2533 σ / √m``; a
+    bootstrap of a few samples underestimates it)."""
+    import numpy as np
+
+    positions = block_resample_positions(segment.size, RESAMPLES, seed, length)
+    bootstrap = float(np.std(np.median(segment[positions], 1)))
+    return max(bootstrap, 1.2533 * noise / math.sqrt(segment.size))
+
+
+def _noise_scale(logs: Any) -> float:
+    """Robust standard deviation of the samples' noise (log scale) from their first
+    differences (MAD / √2), which a level shift or a trend barely moves."""
+    import numpy as np
+
+    differences = np.diff(logs)
+    mad = float(np.median(np.abs(differences - np.median(differences))))
+    return 1.4826 * mad / math.sqrt(2)
+
+
+def honest_interval(summary: Summary, samples: Sequence[float], drift: Drift) -> Summary:
+    """``summary`` with its interval widened, for a series that drifted, to cover both the
+    early and the late level (first fifth, last half): the median of a moving series is not
+    known better than where it moved."""
+    if drift.stationary is not False:
+        return summary
+    fifth, half = max(1, len(samples) // 5), len(samples) // 2
+    levels = (statistics.median(samples[:fifth]), statistics.median(samples[half:]))
+    low, high = min(summary.ci_low_s, *levels), max(summary.ci_high_s, *levels)
+
+    rel_ci = (high - low) / 2 / summary.median_s if summary.median_s > 0 else math.inf
+    return replace(summary, ci_low_s=low, ci_high_s=high, rel_ci=rel_ci)
