@@ -9,7 +9,9 @@ has nothing to copy), so speedups with and without copies sit side by side.
 from a **moving-block bootstrap** of the stored per-call samples (each side resampled in
 blocks of consecutive samples, so that samples that drift together — a clock that ramps, a
 neighbour that steals the CPU for a while — are not treated as independent and do not narrow
-the interval; deterministic: every build draws the same resamples). A pair is **suspect** when
+the interval; deterministic: every build draws the same resamples). Where a row stored no
+samples (written by hand or by an older tool) the speedup is the ratio of the stored medians and
+its interval the widest the two stored intervals allow. A pair is **suspect** when
 either of its rows is (:data:`benchsite.tables.rows.SUSPECT_FLAGS`); ``reasons`` says why.
 """
 
@@ -53,9 +55,31 @@ def speedups(current_ok: pd.DataFrame) -> pd.DataFrame:
     if merged.empty:
         return pd.DataFrame(columns=COLUMNS)
     intervals = ratio_intervals(list(zip(merged["samples_s_cpu"], merged["samples_s"], strict=True)))
-    table = _table(merged, intervals)
+    table = _table(merged, _from_medians_where_no_samples(merged, intervals))
     return table.sort_values(["host", "workload", "device", "variant", "axis_value"],
                              kind="stable").reset_index(drop=True)
+
+
+def _from_medians_where_no_samples(
+    merged: pd.DataFrame, intervals: list[tuple[float, float, float]]
+) -> list[tuple[float, float, float]]:
+    """The intervals, where a side stored no samples (rows written by hand or by an old tool)
+    the ratio of the stored medians instead, bounded by the ends of the two stored intervals
+    (the widest ratio they allow; equal to the ratio where none was stored)."""
+    out = []
+    for interval, row in zip(intervals, merged.itertuples(index=False), strict=True):
+        if math.isfinite(interval[0]):
+            out.append(interval)
+            continue
+        ratio = row.median_s_cpu / row.median_s
+        low = _or(row.ci_low_s_cpu, row.median_s_cpu) / _or(row.ci_high_s, row.median_s)
+        high = _or(row.ci_high_s_cpu, row.median_s_cpu) / _or(row.ci_low_s, row.median_s)
+        out.append((ratio, min(low, ratio), max(high, ratio)))
+    return out
+
+
+def _or(value: float, fallback: float) -> float:
+    return value if value is not None and math.isfinite(value) and value > 0 else fallback
 
 
 def _pair_keys(rows: pd.DataFrame) -> list[str]:
