@@ -44,6 +44,27 @@ def test_missing_charts_are_drawn_once_and_those_of_the_published_site_linked(tm
     assert linked.stat().st_ino == (tmp_path / "published" / first.svg).stat().st_ino
 
 
+DRAW_AFTER_USING_VL_CONVERT = """
+import sys, vl_convert
+from pathlib import Path
+from tests.test_site_assets import bars, staging
+from benchsite.site import assets
+vl_convert.vegalite_to_vega({"mark": "point"})  # vl-convert's engine started in this process
+print(assets.draw_missing([bars([1.0]), bars([2.0, 3.0])], staging(Path(sys.argv[1]))).count)
+"""
+
+
+def test_charts_are_drawn_by_a_process_that_had_used_vl_convert_itself(tmp_path):
+    """Workers forked from a process whose vl-convert engine had started hung forever (seen in
+    a full test run): the drawing workers are fresh interpreters."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", DRAW_AFTER_USING_VL_CONVERT, str(tmp_path)],
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0 and done.stdout.split() == ["2"], done.stderr
+
+
 def test_a_chart_that_cannot_be_drawn_is_named_and_the_others_are_drawn(tmp_path):
     good = bars([1.0])
     broken = ChartSpec({"mark": "no-such-mark"}, '{"mark": "no-such-mark"}')

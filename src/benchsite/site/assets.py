@@ -80,8 +80,8 @@ def _cache_dir() -> Path:
 def draw_missing(charts: Iterable[ChartSpec], staging: Staging) -> Drawn:
     """Give the ``staging`` folder the SVG of every chart: linked from the published site when
     an earlier build drew it (same spec, same name), else drawn, all
-    missing ones in one pass of a process pool (one process per core: vl-convert holds the
-    GIL). A chart vl-convert cannot draw fails the build, named, after the others are drawn."""
+    missing ones in one pass of a pool of fresh processes (one per core: vl-convert holds the
+    GIL; fresh, because vl-convert hangs in a fork of a process that had started it). A chart vl-convert cannot draw fails the build, named, after the others are drawn."""
     site, published, missing = staging.folder, staging.out, {}
     for chart in charts:
         if (published / chart.svg).is_file():
@@ -94,7 +94,7 @@ def draw_missing(charts: Iterable[ChartSpec], staging: Staging) -> Drawn:
     targets = [site / path for path in missing]
     texts = [chart.text for chart in missing.values()]
     workers = min(len(texts), cores(), MAX_WORKERS)
-    answers = in_processes(chart_svg.draw, targets, texts, workers=workers)
+    answers = in_processes(chart_svg.draw, targets, texts, workers=workers, fresh=True)
     errors = [f"{t.name}: {a}" for t, a in zip(targets, answers, strict=True) if isinstance(a, str)]
     if errors:
         raise PluginError(

@@ -27,13 +27,17 @@ def in_processes(
     workers: int,
     initializer: Callable[..., None] | None = None,
     initargs: tuple[Any, ...] = (),
+    fresh: bool = False,
 ) -> list[T]:
     """``function`` over the ``arguments`` (as :func:`map`) in ``workers`` processes, each first
     running ``initializer(*initargs)``; the results in order, each call handed to the next
     free worker. An exception a call raised is raised here; then, and on Ctrl-C, the workers
-    are stopped at once."""
+    are stopped at once. ``fresh`` workers are new interpreters, never forks: a library that
+    runs threads of its own (vl-convert's JavaScript engine) hangs in a child forked from a
+    process where it had started."""
+    start = multiprocessing.get_context("spawn") if fresh else context()
     with _interrupts_held():  # until each worker ignores them: one in its first instant would
-        pool = context().Pool(workers, _started, (initializer, initargs))  # die of it
+        pool = start.Pool(workers, _started, (initializer, initargs))  # die of it
     with pool:  # terminated on the way out, whatever happened
         return pool.starmap(function, zip(*arguments, strict=True), chunksize=1)
 
