@@ -43,7 +43,8 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _compare import machine_devices, workload_case
-from benchsite.plugins import _memory, collector_nvml
+from benchsite.plugins._shared import memory as _memory
+from benchsite.plugins.collectors import nvml as collector_nvml
 
 CASES = [
     ("matmul fp32 n=256", "matmul", {"size": 256, "precision": "fp32"}),

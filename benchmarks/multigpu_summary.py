@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 
 import pandas as pd
-from benchsite.plugins.analysis_multi_gpu import scaling_curves
+from benchsite.plugins.analyses.multi_gpu import scaling_curves
 
 from benchsite import store
 

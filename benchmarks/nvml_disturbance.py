@@ -17,7 +17,9 @@ import statistics
 import sys
 from collections.abc import Callable
 
-from benchsite.plugins import collector_nvml, device_cuda, workload_matmul
+from benchsite.plugins.collectors import nvml as collector_nvml
+from benchsite.plugins.devices import cuda as device_cuda
+from benchsite.plugins.workloads import matmul as workload_matmul
 
 from benchsite.measure import MeasureSettings, measure_case
 from benchsite.records import Case, Device

@@ -1,4 +1,5 @@
-"""benchsite's built-in plugins: each module here is loaded exactly like a third-party plugin.
-
-Modules whose name starts with an underscore are helpers shared by the built-ins, not plugins.
+"""benchsite's built-in plugins, arranged by kind: ``devices/``, ``workloads/``,
+``collectors/``, ``analyses/`` and ``pages/``. Each module of a kind folder is loaded exactly like
+a third-party plugin, named ``<kind>.<module>`` (``workloads.matmul``). ``_shared/`` holds the
+code the built-ins share; nothing in it is a plugin.
 """

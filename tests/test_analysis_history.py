@@ -7,7 +7,7 @@ import random
 import numpy as np
 import pytest
 from analysis_frames import frame, row
-from benchsite.plugins.analysis_history import (
+from benchsite.plugins.analyses.history import (
     CaseRuns,
     _test,
     _test_all,

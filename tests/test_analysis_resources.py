@@ -5,16 +5,14 @@ from __future__ import annotations
 
 import pytest
 from analysis_frames import CPU_INFO, frame, row
-from benchsite.plugins import (
-    analysis_batch_scaling,
-    analysis_cpu_threads,
-    analysis_efficiency,
-    analysis_energy_cost,
-    analysis_hosts,
-    analysis_memory,
-    analysis_multi_gpu,
-    analysis_techniques,
-)
+from benchsite.plugins.analyses import batch_scaling as analysis_batch_scaling
+from benchsite.plugins.analyses import cpu_threads as analysis_cpu_threads
+from benchsite.plugins.analyses import efficiency as analysis_efficiency
+from benchsite.plugins.analyses import energy_cost as analysis_energy_cost
+from benchsite.plugins.analyses import hosts as analysis_hosts
+from benchsite.plugins.analyses import memory as analysis_memory
+from benchsite.plugins.analyses import multi_gpu as analysis_multi_gpu
+from benchsite.plugins.analyses import techniques as analysis_techniques
 
 from benchsite.tables import Tables
 

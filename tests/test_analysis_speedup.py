@@ -6,8 +6,8 @@ import math
 
 import pytest
 from analysis_frames import frame, ids, row
-from benchsite.plugins.analysis_crossover import crossover_findings
-from benchsite.plugins.analysis_speedup import speedup_findings
+from benchsite.plugins.analyses.crossover import crossover_findings
+from benchsite.plugins.analyses.speedup import speedup_findings
 
 from benchsite.tables import Tables
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from analysis_frames import CPU_INFO, GPU_INFO, frame, row, spread_samples
-from benchsite.plugins.analysis_validity import validity_findings
+from benchsite.plugins.analyses.validity import validity_findings
 
 from benchsite.analysis import prepare_results
 from benchsite.plugin_manager import load_plugins

@@ -154,7 +154,7 @@ def register_pages():
     assert status == 2 and err == (
         f"note: plugin bad ({bad}): page 'x': path 'assets/x.html' is reserved or outside the "
         f"site: choose another; page left out {STRICT}\n"
-        "error: pages 'index' (bad) and 'overview' (page_overview) both write index.html: give "
+        "error: pages 'index' (bad) and 'overview' (pages.overview) both write index.html: give "
         "one a different name or path\n"
     )
 

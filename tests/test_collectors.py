@@ -9,14 +9,12 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from benchsite.plugins import (
-    _memory,
-    collector_cost,
-    collector_cpu,
-    collector_memory,
-    collector_nvml,
-)
-from benchsite.plugins.device_cpu import register_devices
+from benchsite.plugins._shared import memory as _memory
+from benchsite.plugins.collectors import cost as collector_cost
+from benchsite.plugins.collectors import cpu as collector_cpu
+from benchsite.plugins.collectors import memory as collector_memory
+from benchsite.plugins.collectors import nvml as collector_nvml
+from benchsite.plugins.devices.cpu import register_devices
 
 from benchsite import CollectorUnavailable, registry, store
 from benchsite.config import section, value

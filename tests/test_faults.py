@@ -373,8 +373,8 @@ def test_retry_failed_measures_failed_rows_again(results_dir):
     ],
 )
 def test_a_wrong_configuration_is_one_error_naming_file_key_and_line(tmp_path, text, expected):
-    import benchsite.plugins.collector_cost
-    import benchsite.plugins.workload_max_batch  # noqa: F401 - declares [max_batch]
+    import benchsite.plugins.collectors.cost
+    import benchsite.plugins.workloads.max_batch  # noqa: F401 - declares [max_batch]
 
     path = tmp_path / "benchsite.toml"
     path.write_bytes(text)

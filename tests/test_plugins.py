@@ -44,7 +44,7 @@ def test_duplicate_workload_names_are_an_error_naming_both(benchsite_plugins):
     with pytest.raises(PluginError) as caught:
         registry.workloads(plugins)
     message = str(caught.value)
-    assert "'matmul'" in message and "duplicate_matmul" in message and "workload_matmul" in message
+    assert "'matmul'" in message and "duplicate_matmul" in message and "workloads.matmul" in message
 
 
 def test_module_name_given_on_the_command_line(benchsite_plugins, monkeypatch):

@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 import pytest
 from analysis_frames import CPU_INFO, frame, row
-from benchsite.plugins.analysis_speedup import speedup_findings
+from benchsite.plugins.analyses.speedup import speedup_findings
 
 from benchsite import Analysis
 from benchsite.analysis import Analysed, arguments_for, run_analysis

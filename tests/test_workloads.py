@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import pytest
 import torch
-from benchsite.plugins import _models, _precision, workload_max_batch
-from benchsite.plugins.device_cpu import register_devices
+from benchsite.plugins._shared import models as _models
+from benchsite.plugins._shared import precision as _precision
+from benchsite.plugins.devices.cpu import register_devices
+from benchsite.plugins.workloads import max_batch as workload_max_batch
 from torch.utils.flop_counter import FlopCounterMode
 
 from benchsite import SkipCase, registry
@@ -23,7 +25,7 @@ SUITE = {
     "transformer-train", "transformer-infer", "lstm-infer", "preprocess", "cpu-threads",
     "max-batch",
 }  # fmt: skip
-MODULE_PREFIX = "benchsite.plugins.workload_"
+MODULE_PREFIX = "benchsite.plugins.workloads."
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -226,7 +228,7 @@ def test_max_batch_budget_from_config_overrides_the_parameter(tmp_path, monkeypa
 
 
 def test_cpu_cache_sizes_come_from_sysfs(tmp_path):
-    from benchsite.plugins.device_cpu import cache_sizes
+    from benchsite.plugins.devices.cpu import cache_sizes
 
     for index, (level, kind, size) in enumerate([(1, "Data", "32K"), (2, "Unified", "1024K"),
                                                  (3, "Unified", "32M")]):

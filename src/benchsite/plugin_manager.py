@@ -142,12 +142,9 @@ def load_plugins(
 
 def _candidates(plugin_specs: Sequence[str]) -> Iterator[tuple[str, object, str, str]]:
     """(name, loader, source, version) for every plugin, in load order."""
-    package = importlib.import_module(BUILTIN_PACKAGE)
-    for module in pkgutil.iter_modules(package.__path__):
-        if not module.name.startswith("_"):
-            full = f"{BUILTIN_PACKAGE}.{module.name}"
-            loader = lambda full=full: importlib.import_module(full)  # noqa: E731
-            yield module.name, loader, "builtin", __version__
+    for name, full in _builtin_modules():
+        loader = lambda full=full: importlib.import_module(full)  # noqa: E731
+        yield name, loader, "builtin", __version__
     for entry in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
         dist = entry.dist
         source = f"entry point ({dist.name})" if dist else "entry point"
@@ -156,6 +153,21 @@ def _candidates(plugin_specs: Sequence[str]) -> Iterator[tuple[str, object, str,
     for spec in plugin_specs:
         for name, loader in _local_plugins(spec):
             yield name, loader, spec, "local"
+
+
+def _builtin_modules() -> Iterator[tuple[str, str]]:
+    """(plugin name, module) of each built-in: every module of a kind folder of
+    ``benchsite.plugins`` (``devices``, ``workloads``, ``collectors``, ``analyses``, ``pages``),
+    named ``<kind>.<module>``; folders and modules starting with ``_`` (``_shared``) are not
+    plugins."""
+    package = importlib.import_module(BUILTIN_PACKAGE)
+    for kind in pkgutil.iter_modules(package.__path__):
+        if not kind.ispkg or kind.name.startswith("_"):
+            continue
+        folder = importlib.import_module(f"{BUILTIN_PACKAGE}.{kind.name}")
+        for module in pkgutil.iter_modules(folder.__path__):
+            if not module.name.startswith("_"):
+                yield f"{kind.name}.{module.name}", f"{folder.__name__}.{module.name}"
 
 
 def _local_plugins(spec: str) -> Iterator[tuple[str, object]]:

@@ -25,7 +25,7 @@ import pytest
 
 from benchsite import store
 from benchsite.plugin_manager import Plugins, load_plugins
-from benchsite.plugins.device_cpu import HostClockTimer
+from benchsite.plugins.devices.cpu import HostClockTimer
 from benchsite.records import Device
 from benchsite.runner import RunOptions, RunReport, run_benchmarks
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from benchsite.plugins._memory import PeakRss, current_rss_bytes
+from benchsite.plugins._shared.memory import PeakRss, current_rss_bytes
 
 from benchsite import Collector, Device, hookimpl
 

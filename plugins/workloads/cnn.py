@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchsite.plugins._models import CNN_CLASSES, build_cnn
-from benchsite.plugins._steps import ModelSpec, infer_case, train_case
+from benchsite.plugins._shared.models import CNN_CLASSES, build_cnn
+from benchsite.plugins._shared.steps import ModelSpec, infer_case, train_case
 
 from benchsite import Case, Device, Workload, hookimpl
 

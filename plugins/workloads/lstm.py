@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchsite.plugins._models import CLASSES, LSTM, build_lstm, lstm_forward_flops
-from benchsite.plugins._steps import ModelSpec, infer_case
+from benchsite.plugins._shared.models import CLASSES, LSTM, build_lstm, lstm_forward_flops
+from benchsite.plugins._shared.steps import ModelSpec, infer_case
 
 from benchsite import Case, Device, Workload, hookimpl
 

@@ -23,10 +23,10 @@ from __future__ import annotations
 import gc
 from typing import Any
 
-from benchsite.plugins._memory import PeakRss, current_rss_bytes, release_free_memory
-from benchsite.plugins._models import CNN_CLASSES, build_cnn
-from benchsite.plugins._steps import make_optimizer, train_case
-from benchsite.plugins.workload_cnn import cnn_spec
+from benchsite.plugins._shared.memory import PeakRss, current_rss_bytes, release_free_memory
+from benchsite.plugins._shared.models import CNN_CLASSES, build_cnn
+from benchsite.plugins._shared.steps import make_optimizer, train_case
+from benchsite.plugins.workloads.cnn import cnn_spec
 
 from benchsite import Case, Device, SkipCase, Workload, hookimpl
 from benchsite.config import declare, value

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from benchsite.plugins._precision import (
+from benchsite.plugins._shared.precision import (
     apply_tf32,
     check_emulated_bf16,
     check_precision,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchsite.plugins._fingerprint import fingerprint
+from benchsite.plugins._shared.fingerprint import fingerprint
 
 from benchsite import Device, Timer, hookimpl
 

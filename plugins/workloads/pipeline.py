@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from benchsite.plugins._parallel import (
+from benchsite.plugins._shared.parallel import (
     WORLD_SIZES,
     autocast,
     build_on,

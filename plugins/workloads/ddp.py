@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchsite.plugins._parallel import WORLD_SIZES, data_parallel_case
+from benchsite.plugins._shared.parallel import WORLD_SIZES, data_parallel_case
 
 from benchsite import Case, Device, Workload, hookimpl
 

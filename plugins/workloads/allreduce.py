@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from benchsite.plugins._parallel import WORLD_SIZES, group_rank
+from benchsite.plugins._shared.parallel import WORLD_SIZES, group_rank
 
 from benchsite import Case, Device, SkipCase, Workload, hookimpl
 

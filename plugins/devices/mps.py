@@ -11,7 +11,7 @@ import platform
 import time
 from typing import Any
 
-from benchsite.plugins._fingerprint import fingerprint
+from benchsite.plugins._shared.fingerprint import fingerprint
 
 from benchsite import Device, Timer, hookimpl
 

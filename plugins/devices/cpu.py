@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchsite.plugins._fingerprint import fingerprint
+from benchsite.plugins._shared.fingerprint import fingerprint
 
 from benchsite import Device, Timer, hookimpl
 

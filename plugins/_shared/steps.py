@@ -5,7 +5,7 @@ Shared by every model workload so that they all obey the same rules: the model a
 live on the device before timing starts; a step has no host synchronization (no ``.item()``,
 a fused optimizer, and for fp16 a ``GradScaler`` whose check stays on the device); inference
 runs in ``eval()`` under ``torch.inference_mode()``; precision is applied per
-:mod:`benchsite.plugins._precision`; optional magnitude pruning and ``torch.compile`` (its
+:mod:`benchsite.plugins._shared.precision`; optional magnitude pruning and ``torch.compile`` (its
 compile-plus-first-call time stored as the case metric ``compile_s``, apart from the steady
 state). FLOPs are counted once, on the ``meta`` device with ``FlopCounterMode`` (free, and the
 same count on every device), unless the workload gives an analytic count.
@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from benchsite.plugins._precision import (
+from benchsite.plugins._shared.precision import (
     apply_tf32,
     autocast,
     check_emulated_bf16,

@@ -1,0 +1,1 @@
+"""Analysis plugins: each turns the tables of results into findings."""

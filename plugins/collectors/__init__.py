@@ -1,0 +1,1 @@
+"""Collector plugins: each wraps a measurement and records metrics."""

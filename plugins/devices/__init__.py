@@ -1,0 +1,1 @@
+"""Device plugins: each finds one kind of device (CPU, CUDA GPUs, MPS)."""

@@ -1,0 +1,1 @@
+"""Page plugins: each renders pages of the site."""

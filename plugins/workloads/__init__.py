@@ -1,0 +1,1 @@
+"""Workload plugins: each registers PyTorch workloads to measure."""
