@@ -140,14 +140,36 @@ def wait_for_staging(site: Path, process: subprocess.Popen[str], extra: float = 
     time.sleep(extra)
 
 
-def test_ctrl_c_mid_build_publishes_nothing_and_stops_every_worker(small_store, good_site):
+SLOW = """
+import time
+from pathlib import Path
+from benchsite import Analysis, hookimpl
+
+def slow(results):
+    Path(__file__).with_suffix(".started").write_text("analysing")
+    time.sleep(120)  # mid-build for as long as the test needs, however fast the machine is
+    return []
+
+@hookimpl
+def register_analyses():
+    return [Analysis(name="slow", description="d", analyze=slow)]
+"""
+
+
+def test_ctrl_c_mid_build_publishes_nothing_and_stops_every_worker(
+    tmp_path, small_store, good_site
+):
     before = snapshot(good_site)
-    process = start("--results", small_store, "--out", good_site)
-    wait_for_staging(good_site, process, extra=1.0)  # mid-build: plugins, analyses or pages
-    os.killpg(process.pid, signal.SIGSTOP)  # held mid-build, however busy the machine is
+    plugin = tmp_path / "slow.py"
+    plugin.write_text(SLOW)
+    process = start("--results", small_store, "--out", good_site, "-p", plugin)
+    wait_for_staging(good_site, process)
+    deadline = time.monotonic() + 120
+    while not plugin.with_suffix(".started").exists():  # mid-build: in the analyses
+        assert process.poll() is None and time.monotonic() < deadline, process.communicate()
+        time.sleep(0.02)
     assert leftovers(good_site) and process.poll() is None, "the build ended before Ctrl-C"
     os.killpg(process.pid, signal.SIGINT)  # as Ctrl-C in a terminal: the whole group
-    os.killpg(process.pid, signal.SIGCONT)
     stdout, stderr = process.communicate(timeout=60)
     assert process.returncode == 130, stderr
     assert "interrupted: nothing published" in stdout and "Traceback" not in stderr, stderr
