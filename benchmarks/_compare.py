@@ -6,7 +6,14 @@ case between two device synchronizes, timed by the host clock (:func:`plain_loop
 statistics to get wrong; over a second of calls its per-call mean is what a user's own loop
 would see. Where benchsite and the Timer differ, the one nearer the plain loop is the one to
 trust, and each harness's spread over the rounds shows whether the difference is larger than
-the case's own drift."""
+the case's own drift.
+
+The comparison is paired: in every round benchsite and the Timer take their turns back to
+back (which goes first alternates), and the ratio reported is the median of the per-round
+ratios. A level that the machine holds for a few seconds — an H200 host's kernel-launch rate
+moves between ~15 and ~22 µs a call that way (docs/methodology.md) — then weighs on both
+turns of a pair alike; the median of each harness's own per-round medians, also printed, can
+land on either level and is not what the ratio compares."""
 
 from __future__ import annotations
 
@@ -39,7 +46,9 @@ class Comparison:
 
     @property
     def ratio(self) -> float:
-        return self.benchsite_s / self.torch_s
+        """The median of the per-round ratios benchsite / Timer (turns of a round back to back)."""
+        pairs = zip(self.benchsite_rounds, self.torch_rounds, strict=True)
+        return median_of([ours / theirs for ours, theirs in pairs])
 
     @property
     def nearer_plain(self) -> str:
@@ -56,25 +65,31 @@ def machine_devices() -> dict[str, Device]:
 
 
 def compare(
-    device: Device, name: str, case: Case, settings: MeasureSettings, rounds: int = 5
+    device: Device,
+    name: str,
+    case: Case,
+    settings: MeasureSettings,
+    rounds: int = 5,
+    turn_s: float = 1.0,
 ) -> Comparison:
-    """Time ``case`` with both harnesses and the plain loop, in ``rounds`` rounds whose order
-    rotates (each run right after the same warm-up), so that load and clock drift hit all three
-    alike; report the median of each one's per-round medians."""
+    """Time ``case`` with both harnesses and the plain loop in ``rounds`` rounds, each right
+    after the same warm-up: benchsite and the Timer back to back (alternating which goes
+    first), then the plain loop, so that load and clock drift hit the pair alike. The Timer
+    and the plain loop run for ``turn_s`` a turn; benchsite as ``settings`` say."""
     device.prepare()
     timer = torch_benchmark.Timer(
         stmt="run()", globals={"run": case.run}, num_threads=torch.get_num_threads()
     )
     theirs, ours, plain = [], [], []
-    turns = [
-        lambda: theirs.append(timer.blocked_autorange(min_run_time=1.0)),
+    pair = [
+        lambda: theirs.append(timer.blocked_autorange(min_run_time=turn_s)),
         lambda: ours.append(measure_case(case, device, settings).summary),
-        lambda: plain.append(plain_loop(case, device)),
     ]
     for round_ in range(rounds):
-        for turn in turns[round_ % 3 :] + turns[: round_ % 3]:
-            keep_busy(case, device)
+        keep_busy(case, device, seconds=min(0.3, turn_s / 2))
+        for turn in pair[round_ % 2 :] + pair[: round_ % 2]:
             turn()
+        plain.append(plain_loop(case, device, seconds=turn_s))
     reference = min(theirs, key=lambda m: abs(m.median - median_of([t.median for t in theirs])))
     return Comparison(
         device.name,

@@ -5,13 +5,16 @@ harnesses: a small and a large matmul, an MLP training step, a transformer infer
 host→device copies, and on a GPU the small, launch-bound cases where the harnesses disagreed
 before (matmul n=64 and 256 in fp32 and bf16, a 64 KiB pinned copy), each set up by the
 registered workload exactly as `benchsite run` does. Each harness, and a plain synchronized
-loop that arbitrates, gets ``--rounds`` turns interleaved in rotating order (benchsite with the
-full profile's 2% target and a 3 s budget a turn). Prints the medians side by side with their
-ratio; every ratio should lie within 0.95–1.05. Run it on a quiet machine: other load moves the
-harnesses, but not alike.
+loop that arbitrates, gets ``--rounds`` turns of about ``--turn`` seconds; benchsite and the
+Timer take theirs back to back (benchsite with the full profile's estimator, 2% target and
+drift test, over ``--turn`` seconds of sampling rather than the profile's 1 s, so that a pair
+of turns sits within one level of a host whose launch rate moves every few seconds). Prints
+each harness's median of its per-round medians and the median of the per-round ratios
+(``_compare.py`` says why paired); every ratio should lie within 0.95–1.05. Run it on a quiet
+machine: other load moves the harnesses, but not alike.
 
     python benchmarks/crosscheck.py
-    python benchmarks/crosscheck.py --device cuda:0 --rounds 3
+    python benchmarks/crosscheck.py --device cuda:0 --rounds 9 --turn 0.4
 """
 
 from __future__ import annotations
@@ -71,9 +74,10 @@ SMALL_GPU_CASES = [  # launch-bound: where a drifting host moved benchsite's num
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", action="append", help="only these devices (repeatable)")
-    parser.add_argument("--rounds", type=int, default=5, help="turns per harness and case")
+    parser.add_argument("--rounds", type=int, default=7, help="turns per harness and case")
+    parser.add_argument("--turn", type=float, default=0.5, help="seconds of one turn")
     args = parser.parse_args()
-    settings = MeasureSettings(budget_s=3.0)
+    settings = MeasureSettings(budget_s=3 * args.turn, min_time_s=args.turn)
     rows = []
     for device in machine_devices().values():
         if args.device and device.name not in args.device:
@@ -85,7 +89,7 @@ def main() -> None:
             except SkipCase as reason:
                 print(f"{device.name}: {name} skipped ({reason})")
                 continue
-            rows.append(compare(device, name, case, settings, rounds=args.rounds))
+            rows.append(compare(device, name, case, settings, args.rounds, args.turn))
             print(f"{device.name}: {name} done", flush=True)
             if case.teardown:
                 case.teardown()
