@@ -125,17 +125,18 @@ def folded(data: pd.DataFrame, value: str, *, keys: tuple[str, ...] = ()) -> pd.
     (a memory metric)."""
     if data["series"].nunique() <= MAX_SERIES and len(data) <= MAX_POINTS:
         return data
-    device = data["model"] if "model" in data else data["series"].str.rsplit(" · ", n=1).str[-1]
-    hosts = data["series"].str.rsplit(" · ", n=1).str[0]
-    grouped = data.assign(device=device.astype(str), host=hosts).groupby(
-        ["device", *keys, "variant", "axis_value"], sort=True, observed=True
-    )
-    out = grouped.agg(
-        median=(value, "median"), low=(value, "min"), high=(value, "max"), hosts=("host", "nunique")
-    ).reset_index()
-    counts = out.groupby("device")["hosts"].transform("max").astype(str)
-    out["series"] = out["device"] + " · median of " + counts + " hosts"
-    return out.drop(columns=["device", "hosts"]).rename(columns={"median": value})
+    parts = [str(series).rsplit(" · ", 1) for series in data["series"]]
+    device = data["model"].astype(str).tolist() if "model" in data else [p[-1] for p in parts]
+    hosts = pd.Series([p[0] for p in parts]).groupby(device).nunique()
+    columns = {"device": device, **{key: data[key].to_numpy() for key in keys}}
+    frame = pd.DataFrame({**columns, "variant": data["variant"].to_numpy(),
+                          "axis_value": data["axis_value"].to_numpy(),
+                          value: data[value].to_numpy(float)})  # fmt: skip
+    values = frame.groupby(["device", *keys, "variant", "axis_value"], sort=True)[value]
+    out = pd.DataFrame({value: values.median(), "low": values.min(), "high": values.max()})
+    out = out.reset_index()
+    out["series"] = out["device"] + " · median of " + out["device"].map(hosts).astype(str) + " hosts"
+    return out.drop(columns=["device"])
 
 
 def _device_color() -> alt.Color:
