@@ -11,9 +11,9 @@ from typing import Any
 import psutil
 import pytest
 
-from benchsite import distributed, runner, store
+from benchsite import distributed, registry, runner, store
 from benchsite.plugin_manager import load_plugins
-from benchsite.records import Device
+from benchsite.records import Collector, Device
 from benchsite.worker import Worker
 from tests.conftest import TESTS
 
@@ -196,23 +196,28 @@ def test_a_rank_that_dies_without_a_word_is_a_crash(tmp_path: Path) -> None:
     )
 
 
-def test_group_metrics_sum_energy_and_keep_the_largest_peak() -> None:
-    combined = distributed.combine_metrics(
-        [
-            {
-                "nvml.energy_j": 10.0,
-                "memory.gpu_peak_allocated_bytes": 5,
-                "nvml.throttle_reasons": 1,
-            },
-            {
-                "nvml.energy_j": 12.0,
-                "memory.gpu_peak_allocated_bytes": 7,
-                "nvml.throttle_reasons": 4,
-            },
-        ]
-    )
+def test_group_metrics_combine_by_the_rules_collectors_declare() -> None:
+    """The engine names no collector: each declares how its metrics merge over ranks; a
+    metric without a rule keeps the largest rank's value."""
+    plugins = load_plugins(())
+    rules = distributed.merge_rules(registry.collectors(plugins))
+    assert rules["nvml.energy_j"] == "sum" and rules["nvml.throttle_reasons"] == "or"
+    per_rank = [
+        {"nvml.energy_j": 10.0, "memory.gpu_peak_allocated_bytes": 5,
+         "nvml.throttle_reasons": 1, "mine.slowest_s": 2.0},
+        {"nvml.energy_j": 12.0, "memory.gpu_peak_allocated_bytes": 7,
+         "nvml.throttle_reasons": 4, "mine.slowest_s": 3.0},
+    ]  # fmt: skip
+    combined = distributed.combine_metrics(per_rank, {**rules, "mine.slowest_s": "min"})
     assert combined == {
         "nvml.energy_j": 22.0,
         "memory.gpu_peak_allocated_bytes": 7,
         "nvml.throttle_reasons": 5,
+        "mine.slowest_s": 2.0,
     }
+    assert distributed.combine_metrics(per_rank)["nvml.energy_j"] == 12.0  # no rule: max
+
+
+def test_a_collector_with_an_unknown_merge_rule_is_refused() -> None:
+    with pytest.raises(ValueError, match="merge rule"):
+        Collector(name="x", description="", start=lambda device: dict, merge={"a": "avg"})

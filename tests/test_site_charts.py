@@ -181,3 +181,22 @@ def test_numbers_formatted_a_column_at_a_time_read_as_one_at_a_time():
              (math.nan, math.nan, math.nan), (0.0, math.nan, math.nan), (math.inf, 1.0, 1.0)]  # fmt: skip
     columns = [np.array(column) for column in zip(*rates, strict=True)]
     assert rate_texts(*columns).tolist() == [format_rate_of(*rate) for rate in rates]
+
+
+def test_a_fleet_of_hosts_is_drawn_as_one_line_per_device_with_the_hosts_spread_as_a_band():
+    hosts = charts.MAX_SERIES + 1
+    data = pd.concat([
+        sweep(f"host-{h} · cuda:0", [64, 512], [1e-3 * (1 + h), 2e-3 * (1 + h)])
+        for h in range(hosts)
+    ]).assign(device_model="NVIDIA H200")  # fmt: skip
+    spec = charts.time_chart(data, "size").to_dict()
+    (values,) = spec["datasets"].values()
+    assert len(values) == 2  # one point per size, not one per host and size
+    first = values[0]
+    assert first["series"] == f"NVIDIA H200 · median of {hosts} hosts"
+    assert first["median_s"] == pytest.approx(1e-3 * (1 + hosts // 2), rel=1e-3)
+    assert first["ci_low_s"] == pytest.approx(1e-3)  # the band: fastest to slowest host
+    assert first["ci_high_s"] == pytest.approx(1e-3 * hosts)
+    two = data["series"].isin(["host-0 · cuda:0", "host-1 · cuda:0"])
+    few = charts.time_chart(data[two], "size").to_dict()
+    assert len(next(iter(few["datasets"].values()))) == 4  # few hosts: each its own line

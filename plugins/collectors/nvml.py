@@ -35,6 +35,13 @@ def register_collectors() -> list[Collector]:
             name="nvml",
             description="GPU power, energy, utilization, SM clock, temperature and throttling.",
             start=start_nvml,
+            # over the ranks of a distributed case: the group's total, any rank's throttling
+            merge={
+                "energy_j": "sum",
+                "power_mean_w": "sum",
+                "power_max_w": "sum",
+                "throttle_reasons": "or",
+            },
         )
     ]
 

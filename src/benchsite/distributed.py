@@ -33,7 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -51,7 +51,6 @@ CHILD_ENV = {  # NVLink multicast (NVLS) off: the GPU machines here require it
     "NVSHMEM_DISABLE_NVLS": "1",
 }
 RANK_MODULE = "benchsite.distributed_rank"
-_SUMMED = (".energy_j", ".power_mean_w", ".power_max_w", ".usd_per_hour")  # the group's total
 _LOG_TAIL_LINES = 12
 
 
@@ -283,7 +282,8 @@ def gather(
         outcome = Outcome.from_json({**ranks[0], "status": "ok"})
         measured = outcome.measured
         assert measured is not None
-        measured["metrics"] = combine_metrics([r["metrics"] for r in ranks])
+        rules = {k: v for r in ranks for k, v in r.get("merge", {}).items()}
+        measured["metrics"] = combine_metrics([r["metrics"] for r in ranks], rules)
         return Outcome(Status.OK, measured=measured, notices=_notices(ranks), **base)
     if returncode is None:
         error = f"case timed out after {timeout_s:g} s; every process of the group was killed"
@@ -299,21 +299,28 @@ def _read_ranks(folder: Path, index: int) -> list[dict[str, Any]]:
     return sorted(results, key=lambda r: r["rank"]["rank"])
 
 
-def combine_metrics(per_rank: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """One value per metric for the group: energy, power and price summed over ranks, throttle
-    reasons OR-ed, anything else the largest rank's value (peak memory per device, ...)."""
+def combine_metrics(
+    per_rank: Sequence[dict[str, Any]], rules: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """One value per metric for the group, by the rule its collector declared
+    (:attr:`benchsite.records.Collector.merge`, given here as ``{metric: rule}``): ``sum``,
+    ``or``, ``min``, or ``max`` (a metric named by no rule: a peak per device, the worst rank)."""
+    rules = rules or {}
     combined: dict[str, Any] = {}
     for key in sorted({key for metrics in per_rank for key in metrics}):
         values = [m[key] for m in per_rank if isinstance(m.get(key), int | float)]
-        if not values:
-            combined[key] = None
-        elif key.endswith(_SUMMED):
-            combined[key] = sum(values)
-        elif key.endswith("throttle_reasons"):
-            combined[key] = _bitwise_or(values)
-        else:
-            combined[key] = max(values)
+        combined[key] = _MERGE[rules.get(key, "max")](values) if values else None
     return combined
+
+
+def merge_rules(collectors: Mapping[str, Any]) -> dict[str, str]:
+    """``{<collector>.<metric>: rule}`` of every metric a registered collector declared a rule
+    for (``collectors``: name → registered :class:`~benchsite.records.Collector`)."""
+    return {
+        f"{name}.{metric}": rule
+        for name, registered in collectors.items()
+        for metric, rule in getattr(registered.item, "merge", {}).items()
+    }
 
 
 def _bitwise_or(values: list[int | float]) -> int:
@@ -321,6 +328,11 @@ def _bitwise_or(values: list[int | float]) -> int:
     for value in values:
         total |= int(value)
     return total
+
+
+_MERGE: dict[str, Callable[[list[Any]], Any]] = {
+    "max": max, "min": min, "sum": sum, "or": _bitwise_or
+}  # fmt: skip
 
 
 def _notices(ranks: list[dict[str, Any]]) -> list[str]:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from benchsite import lifeline, registry
+from benchsite.distributed import merge_rules
 from benchsite.distributed_measure import agree_over_group
 from benchsite.errors import SkipCase
 from benchsite.measure import MeasureSettings, measure_case
@@ -118,7 +119,8 @@ def _measure_here(spec: dict[str, Any], rank: int, device: Any, state: WorkerSta
         case, measurement, torch.get_num_threads(), {**case.metrics, **out}
     )
     result = Outcome(Status.OK, measured=measured, notices=notices).to_json()
-    return {**result, "rank": {**about, **_own_numbers(measurement.own_samples_s, result)}}
+    own = _own_numbers(measurement.own_samples_s, result)
+    return {**result, "rank": {**about, **own}, "merge": merge_rules(state.collectors)}
 
 
 def _own_numbers(local: list[float], result: dict[str, Any]) -> dict[str, Any]:

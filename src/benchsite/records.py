@@ -125,6 +125,9 @@ def expand_grid(grid: Grid) -> Iterator[dict[str, Any]]:
             yield dict(zip(keys, values, strict=True))
 
 
+MERGE_RULES = ("max", "sum", "min", "or")  # how a collector metric combines over ranks
+
+
 class CollectorUnavailable(Exception):
     """Raised by a collector's ``start`` when it cannot work here (no NVML, no RAPL); the engine
     says so once per run and records nothing for it."""
@@ -138,11 +141,25 @@ class Collector:
     function; ``stop()`` is called right after them and returns ``{metric: value}``. Metric
     names are stored as ``<collector>.<metric>``. Raise :class:`CollectorUnavailable` from
     ``start`` when the collector cannot work on this machine.
+
+    ``merge`` says how a metric of a distributed case combines over its ranks
+    (``{metric: rule}``, the metric without the collector's prefix): ``"sum"`` for a total of
+    the group (energy, power, price), ``"or"`` for bit flags, ``"min"``, or ``"max"`` — the
+    rule of every metric not named (a peak per device, the worst rank).
     """
 
     name: str
     description: str
     start: Callable[[Device], Callable[[], Mapping[str, float | None]]]
+    merge: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        unknown = {rule for rule in self.merge.values() if rule not in MERGE_RULES}
+        if unknown:
+            raise ValueError(
+                f"collector {self.name}: merge rule(s) {sorted(unknown)} unknown; use one of "
+                f"{', '.join(MERGE_RULES)}"
+            )
 
 
 @dataclass(frozen=True)

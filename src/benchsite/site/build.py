@@ -82,11 +82,11 @@ def build_site(options: BuildOptions, reporter: Reporter | None = None) -> Build
         bundle = assets.start_vega_bundle(staging.out)  # made meanwhile unless cached
         plugins = stage("plugins", load_plugins, options.plugins, strict=options.strict)
         results = stage("read", read_or_run, options, reporter, report)  # suite if none yet
-        analysed = stage("analyse", analyse, plugins, results)  # prepare_results, analyses
+        analysed = stage("analyse", analyse, plugins, results, 2 * cores())  # + tables
         site = make_site(options, analysed, plugins)  # hook: prepare_jinja_env
-        pages = stage("pages", render_pages, site, ordered_pages(plugins), options.strict)
+        pages = stage("pages", render_pages, site, ordered_pages(plugins), staging, options)
         check_failures(options, analysed, pages, report, reporter)
-        written = stage("files", write_files, staging, site, pages, bundle)
+        written = stage("files", write_files, staging, site, pages, bundle)  # theme, bundle
         charts = {chart.svg: chart for page in pages for chart in page.charts}
         drawn = stage("charts", assets.draw_missing, charts.values(), staging)  # missing ones
         written |= set(charts)
@@ -165,33 +165,40 @@ def ordered_pages(plugins: Plugins) -> list[Page]:
 
 @dataclass
 class PageOutput:
-    """What one page gave: its files and the charts they embed, or why it failed."""
+    """What one page gave: the files it wrote (paths in the site) and the charts they embed,
+    or why it failed."""
 
     name: str
-    files: list[RenderedPage]
+    files: list[str]
     charts: list[ChartSpec] = field(default_factory=list)
     error: str | None = None
 
 
-def render_pages(site: Site, pages: list[Page], strict: bool) -> list[PageOutput]:
-    """Every page's output, in the order of ``pages``.
+def render_pages(
+    site: Site, pages: list[Page], staging: publish.Staging, options: BuildOptions
+) -> list[PageOutput]:
+    """Render every page and write its files into the staging folder; what each gave, in the
+    order of ``pages``.
 
     Pages render side by side, in processes forked from this one (:mod:`.processes`), because
     one after another they do not meet the target: on the 100,000 rows of
-    ``benchmarks/site_build.py`` they take ~5 s of CPU, and a rebuild ~10 s against the 8 s it
-    must stay under. Pages differ tenfold in cost: with two workers per core the system shares
-    the cores out, where one per core left one worker with two big pages and the other idle.
-    Where workers cannot be forked (they would start without the site), they render here."""
+    ``benchmarks/site_build.py`` they take ~5 s of CPU against a rebuild that must stay under
+    8 s. Each worker writes its page's files itself: only their paths come back, not the
+    ~200 MB of HTML, which pickling through the pool cost ~1 s. Pages differ tenfold in cost:
+    with two workers per core the system shares the cores out, where one per core left one
+    worker with two big pages and the other idle. Where workers cannot be forked (they would
+    start without the site), pages render here."""
     workers = min(len(pages), 2 * cores())
     if workers <= 1 or not forks():
-        return [render_page(site, page, strict) for page in pages]
-    adopt = (site, pages, strict)  # inherited by each forked worker, not copied
+        return [render_page(site, page, staging.folder, options.strict) for page in pages]
+    adopt = (site, pages, staging.folder, options.strict)  # inherited by each forked worker
     return in_processes(_render_nth, range(len(pages)), workers=workers,
                         initializer=_adopt, initargs=adopt)  # fmt: skip
 
 
-def render_page(site: Site, page: Page, strict: bool) -> PageOutput:
-    """One page's files; a page that raises gives none and its error (fatal with ``strict``)."""
+def render_page(site: Site, page: Page, folder: Path, strict: bool) -> PageOutput:
+    """Render one page and write its files into ``folder``; a page that raises writes none and
+    gives its error (fatal with ``strict``)."""
     known = len(site.charts)
     try:
         files = page.render(site)
@@ -199,18 +206,20 @@ def render_page(site: Site, page: Page, strict: bool) -> PageOutput:
         if strict:
             raise PluginError(f"page {page.name} failed: {describe_exception(exc)}") from exc
         return PageOutput(page.name, [], error=describe_exception(exc))
-    return PageOutput(page.name, files, list(site.charts.values())[known:])
+    written = [write_file(folder, file) for file in files]
+    return PageOutput(page.name, written, list(site.charts.values())[known:])
 
 
 _ADOPTED: dict[str, Any] = {}  # in a page worker only: what it renders from (see _adopt)
 
 
-def _adopt(site: Site, pages: list[Page], strict: bool) -> None:
-    _ADOPTED.update(site=site, pages=pages, strict=strict)
+def _adopt(site: Site, pages: list[Page], folder: Path, strict: bool) -> None:
+    _ADOPTED.update(site=site, pages=pages, folder=folder, strict=strict)
 
 
 def _render_nth(index: int) -> PageOutput:
-    return render_page(_ADOPTED["site"], _ADOPTED["pages"][index], _ADOPTED["strict"])
+    page = _ADOPTED["pages"][index]
+    return render_page(_ADOPTED["site"], page, _ADOPTED["folder"], _ADOPTED["strict"])
 
 
 def check_failures(
@@ -244,12 +253,12 @@ def write_files(
     pages: list[PageOutput],
     bundle: subprocess.Popen[bytes] | None,
 ) -> set[str]:
-    """Write every page's files, the theme's static files and the Vega bundle into the staging
-    folder; the paths written, relative to it."""
+    """Write the theme's static files and the Vega bundle into the staging folder beside the
+    pages' files; every path written, relative to it."""
     theme = [RenderedPage(f"{assets.ASSETS}/{name}", read_static(site.env, name))
              for name in THEME_FILES]  # fmt: skip
-    files = [file for page in pages for file in page.files]
-    written = {write_file(staging.folder, file) for file in [*files, *theme, NOJEKYLL]}
+    written = {path for page in pages for path in page.files}
+    written |= {write_file(staging.folder, file) for file in [*theme, NOJEKYLL]}
     written.add(assets.write_vega_bundle(staging.folder, staging.out, bundle))
     return written
 

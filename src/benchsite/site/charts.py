@@ -24,6 +24,9 @@ R = TypeVar("R")
 WIDTH, HEIGHT = 640, 300
 FACET_COLUMNS = 2
 MAX_LISTED_TICKS = 12
+# more lines or points than these on one chart (many hosts): the hosts' lines of one device are
+# drawn as one (:func:`folded`); a page then stays small (<300 KB) and a legend readable
+MAX_SERIES, MAX_POINTS = 12, 300
 
 
 def log_or_linear(values: pd.Series) -> alt.Scale:
@@ -112,6 +115,30 @@ def facet(chart: alt.TopLevelMixin, by: alt.Facet, columns: int) -> alt.FacetCha
     return _Faceted(data=data, spec=spec, facet=by, columns=columns)
 
 
+def folded(data: pd.DataFrame, value: str, *, keys: tuple[str, ...] = ()) -> pd.DataFrame:
+    """``data`` as it is when it draws at most :data:`MAX_SERIES` lines and :data:`MAX_POINTS`
+    points; otherwise one line per
+    device over every host instead of one per host and device: at each point the median of
+    the hosts' ``value`` and, as ``low``/``high``, the fastest and slowest host, the line
+    labelled ``<device> · median of N hosts``. A device is its model where ``data`` has a
+    ``model`` column, else its name (``cuda:0``). ``keys``: more columns that tell lines apart
+    (a memory metric)."""
+    if data["series"].nunique() <= MAX_SERIES and len(data) <= MAX_POINTS:
+        return data
+    parts = [str(series).rsplit(" · ", 1) for series in data["series"]]
+    device = data["model"].astype(str).tolist() if "model" in data else [p[-1] for p in parts]
+    hosts = pd.Series([p[0] for p in parts]).groupby(device).nunique()
+    columns = {"device": device, **{key: data[key].to_numpy() for key in keys}}
+    frame = pd.DataFrame({**columns, "variant": data["variant"].to_numpy(),
+                          "axis_value": data["axis_value"].to_numpy(),
+                          value: data[value].to_numpy(float)})  # fmt: skip
+    values = frame.groupby(["device", *keys, "variant", "axis_value"], sort=True)[value]
+    out = pd.DataFrame({value: values.median(), "low": values.min(), "high": values.max()})
+    out = out.reset_index()
+    out["series"] = out["device"] + " · median of " + out["device"].map(hosts).astype(str) + " hosts"
+    return out.drop(columns=["device"])
+
+
 def _device_color() -> alt.Color:
     return alt.Color("series:N", title="device", legend=alt.Legend(symbolOpacity=1))
 
@@ -120,11 +147,23 @@ def _tooltip(*extra: alt.Tooltip) -> list[alt.Tooltip]:
     return [alt.Tooltip("series:N", title="device"), alt.Tooltip("variant:N"), *extra]
 
 
+_TIME_COLUMNS = ["axis_value", "median_s", "ci_low_s", "ci_high_s", "series", "variant"]
+
+
+def _with_model(data: pd.DataFrame, frame: pd.DataFrame) -> pd.DataFrame:
+    """``data`` with the ``model`` that :func:`folded` groups by, when ``frame`` (result rows)
+    has ``device_model``."""
+    return data.assign(model=frame["device_model"]) if "device_model" in frame else data
+
+
 @unvalidated
 def time_chart(frame: pd.DataFrame, axis: str) -> alt.TopLevelMixin:
     """Median time per call against the axis, one line per host and device, with the 95% CI of
-    the median as a band. Columns: axis_value, median_s, ci_low_s, ci_high_s, series, variant."""
-    data = frame[["axis_value", "median_s", "ci_low_s", "ci_high_s", "series", "variant"]]
+    the median as a band (folded over hosts, :func:`folded`, the band spans the hosts). Columns:
+    axis_value, median_s, ci_low_s, ci_high_s, series, variant; ``device_model`` if present."""
+    data = frame[_TIME_COLUMNS]
+    data = folded(_with_model(data, frame), "median_s")
+    data = data.rename(columns={"low": "ci_low_s", "high": "ci_high_s"})[_TIME_COLUMNS]
     x = axis_x(data, axis)
     y_scale = log_or_linear(pd.concat([data["ci_low_s"], data["ci_high_s"]]))
     base = alt.Chart().encode(x=x, color=_device_color())
@@ -146,9 +185,12 @@ def speedup_chart(frame: pd.DataFrame, crossings: pd.DataFrame, axis: str) -> al
     """Accelerator speedup over the CPU (CPU time / accelerator time) against the axis, with its
     interval, a rule at 1× (break-even) and a dashed rule at each crossover inside the range.
     ``crossings`` comes from :attr:`benchsite.tables.Tables.crossovers`."""
-    data = _with_crossovers(
-        frame[["axis_value", "speedup", "low", "high", "series", "variant"]], crossings
-    )
+    data = frame[["axis_value", "speedup", "low", "high", "series", "variant"]]
+    if data["series"].nunique() > MAX_SERIES or len(data) > MAX_POINTS:  # one per accelerator
+        model = frame["gpu_label"] if "gpu_label" in frame else None
+        data = folded(data.drop(columns=["low", "high"]).assign(model=model), "speedup")
+        data = data.drop(columns=["model"], errors="ignore")
+    data = _with_crossovers(data, crossings)
     x = axis_x(data, axis)
     y = alt.Y(
         "speedup:Q",
@@ -190,6 +232,7 @@ def _with_crossovers(data: pd.DataFrame, crossings: pd.DataFrame) -> pd.DataFram
 def rate_chart(frame: pd.DataFrame, axis: str, column: str, unit: str) -> alt.TopLevelMixin:
     """Throughput (``column`` in ``unit``: TFLOP/s, GB/s or items/s) against the axis."""
     data = frame[["axis_value", column, "series", "variant"]].rename(columns={column: "rate"})
+    data = folded(_with_model(data, frame), "rate")[["axis_value", "rate", "series", "variant"]]
     chart = (
         alt.Chart(data, **_size(data))
         .mark_line(point=True)
@@ -210,6 +253,7 @@ def memory_chart(frame: pd.DataFrame, axis: str) -> alt.TopLevelMixin:
     """Peak memory against the axis, per device and memory metric (GPU allocated/reserved, CPU
     RSS above the worker's baseline). Columns: axis_value, value, metric, series, variant."""
     data = frame[["axis_value", "value", "metric", "series", "variant"]]
+    data = folded(data, "value", keys=("metric",))[list(data.columns)]
     chart = (
         alt.Chart(data, **_size(data))
         .mark_line(point=True)

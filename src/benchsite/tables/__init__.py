@@ -43,6 +43,12 @@ __all__ = [
 ]  # fmt: skip
 
 
+EVERY_TABLE = (
+    "current", "ok", "usable", "suspect", "speedups", "crossovers", "headline",
+    "suspect_headlines", "precision_gains", "devices", "peaks", "runs",
+)  # fmt: skip
+
+
 @dataclass(frozen=True, eq=False)
 class Tables:
     """Every derived table of one store (see the module docstring). Make one with
@@ -56,6 +62,15 @@ class Tables:
     def of(cls, results: pd.DataFrame) -> Tables:
         """The tables of ``results`` (the store after every ``prepare_results`` hook)."""
         return cls(prepare(results))
+
+    def computed(self) -> Tables:
+        """These tables with every table that takes no argument worked out now (what the
+        built-in analyses and pages read): the build does so once, before the analyses and
+        pages run in processes forked from it, each of which would otherwise work them out
+        again."""
+        for name in EVERY_TABLE:
+            getattr(self, name)
+        return self
 
     @functools.cached_property
     def current(self) -> pd.DataFrame:
