@@ -31,6 +31,7 @@ from rich.markup import escape
 from benchsite import listing, results_view, store
 from benchsite.errors import BenchsiteError, StoreWarning
 from benchsite.plugin_manager import load_plugins
+from benchsite.remote import locate
 from benchsite.runner import RunOptions, run_benchmarks
 from benchsite.version import __version__
 
@@ -57,7 +58,13 @@ StrictOpt = Annotated[
     bool, typer.Option("--strict", help="Stop at any plugin problem (otherwise a note).")
 ]
 ResultsOpt = Annotated[
-    Path, typer.Option("--results", metavar="DIR", help="Results store folder (Parquet).")
+    Path,
+    typer.Option(
+        "--results",
+        metavar="DIR|URL",
+        parser=locate,
+        help="Results store: a folder, or file://, s3://, gs://, az:// URL (docs/fleet.md).",
+    ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON, for scripts.")]
 
