@@ -28,7 +28,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from benchsite import listing, results_view, store
+from benchsite import compare_cli, listing, results_view, store
 from benchsite.errors import BenchsiteError, StoreWarning
 from benchsite.plugin_manager import load_plugins
 from benchsite.remote import locate
@@ -326,6 +326,8 @@ def serve(
         raise BenchsiteError(f"--port must be between 0 and 65535, got {port}")
     serve_site(site, port, announce=console.print)
 
+
+app.command("compare")(compare_cli.compare)  # two hosts, runs or models; the regression gate
 
 store_app = typer.Typer(help="Check and repair the results store.", no_args_is_help=True)
 app.add_typer(store_app, name="store")

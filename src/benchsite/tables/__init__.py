@@ -23,6 +23,9 @@ recomputes a number defined here.
 - :attr:`Tables.precision_gains`: lower precision over fp32 on the same device.
 - :attr:`Tables.devices`, :attr:`Tables.peaks`, :attr:`Tables.runs`: every device with its
   newest info, the best rate measured on each, and one row per run.
+- :mod:`benchsite.tables.compare`: two hosts, runs or device models case by case (NEW/BASE
+  time with the speedups' block-bootstrap interval), regressions beyond a threshold, hosts
+  grouped by hardware fingerprint.
 """
 
 from __future__ import annotations
