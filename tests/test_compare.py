@@ -91,3 +91,51 @@ def test_sides_are_hosts_runs_or_models_and_json_is_for_scripts(fleet, capsys):
 def test_hosts_are_grouped_by_hardware_fingerprint(fleet):
     rows = Tables.of(store.read_results(fleet)).rows
     assert comparing.hardware_groups(rows) == {"test CPU [test]": ["lab-a", "lab-b", "lab-c"]}
+
+
+def test_the_compare_page_shows_the_pair_its_address_names(example_site, chromium):
+    from tests.conftest import EXAMPLE_RESULTS
+
+    site, _ = example_site
+    rows = Tables.of(store.read_results(EXAMPLE_RESULTS)).rows
+    table = comparing.compare(comparing.side(rows, "h200"), comparing.side(rows, "h200x2"))
+    slower, faster = (int((table["change"] == c).sum()) for c in ("slower", "faster"))
+    assert slower and faster  # the example store has both
+    page = chromium.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    for a, b, marked in (("h200", "h200x2", slower), ("h200x2", "h200", faster)):
+        page.goto((site / "compare.html").as_uri() + f"?a={a}&b={b}")
+        assert page.locator("#compare-a").input_value() == a
+        assert page.locator("#compare-b").input_value() == b
+        assert page.locator("#compare-table tbody tr").count() == len(table)
+        assert page.locator("#compare-table tr.slower").count() == marked  # the other way round
+        assert f"{len(table)} cases measured on both" in page.inner_text("#compare-summary")
+    page.select_option("#compare-b", "cpu-2core")
+    assert "b=cpu-2core" in page.get_attribute("#compare-link", "href")
+    assert not errors
+    page.close()
+
+
+def test_run_labels_are_stored_with_every_row(run_workloads, capsys):
+    from tests.conftest import CASEBOOK
+
+    _, rows = run_workloads("case-add", plugins=(CASEBOOK,), labels=(("commit", "3f2a9c1"),))
+    assert [json.loads(text) for text in rows["labels"]] == [{"commit": "3f2a9c1"}] * 2
+    with pytest.raises(SystemExit) as stopped:
+        cli.main(["run", "-w", "case-add", "-p", CASEBOOK, "--label", "no-equals-sign"])
+    assert stopped.value.code == 2 and "--label takes KEY=VALUE" in capsys.readouterr().err
+
+
+def test_the_runs_pages_mark_regressions_and_show_labels(site_from_rows):
+    rng = np.random.default_rng(3)
+    first = run_rows("lab-a", "run-1", rng, {})
+    second = run_rows("lab-a", "run-2", rng, {5: 1.10}, hours=2)
+    for row in second:
+        row["labels"] = {"driver": "580.159", "commit": "3f2a9c1"}
+    site, _ = site_from_rows([*first, *second])
+    runs = (site / "runs.html").read_text()
+    assert "commit=3f2a9c1, driver=580.159" in runs
+    assert "1 regression</span>" in runs and 'href="compare.html?a=run-1&amp;b=run-2"' in runs
+    run_page = next((site / "runs").glob("run-2*.html")).read_text()
+    assert "1 regression</span>" in run_page and "driver=580.159" in run_page

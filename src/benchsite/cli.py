@@ -32,7 +32,7 @@ from benchsite import compare_cli, listing, results_view, store
 from benchsite.errors import BenchsiteError, StoreWarning
 from benchsite.plugin_manager import load_plugins
 from benchsite.remote import locate
-from benchsite.runner import RunOptions, run_benchmarks
+from benchsite.runner import RunOptions, parse_labels, run_benchmarks
 from benchsite.version import __version__
 
 app = typer.Typer(
@@ -115,6 +115,11 @@ def run(
     host: Annotated[
         str | None, typer.Option("--host", metavar="NAME", help="Host name to store.")
     ] = None,
+    label: Annotated[
+        list[str] | None,
+        typer.Option("--label", "-l", metavar="KEY=VALUE",
+                     help="Label the run (git commit, driver update ...); repeatable."),
+    ] = None,
     plugin: PluginOpt = None,
     strict: StrictOpt = False,
 ) -> None:
@@ -137,6 +142,7 @@ def run(
         resume=resume or retry_failed,
         retry_failed=retry_failed,
         host=host,
+        labels=parse_labels(label or ()),
     )
     _check_positive(timeout=timeout, budget=budget)
     with ProgressReporter(console) as reporter:

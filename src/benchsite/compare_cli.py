@@ -22,8 +22,8 @@ MARKS = {"slower": "SLOWER", "faster": "faster", "same": ""}
 
 
 def compare(
-    base: Annotated[str, typer.Argument(help="Host, run id or device model to compare against.")],
-    new: Annotated[str, typer.Argument(help="Host, run id or device model compared.")],
+    base: Annotated[str, typer.Argument(metavar="BASE", help="Host, run id or device model to compare against.")],
+    new: Annotated[str, typer.Argument(metavar="NEW", help="Host, run id or device model compared.")],
     results: Annotated[
         Path,
         typer.Option("--results", metavar="DIR|URL", parser=locate, help="Results store."),

@@ -139,9 +139,11 @@ SCHEMA = pa.schema(
         ("sampling_passes", pa.int64()),
         ("device_median_s", _F64),
         ("device_samples_s", pa.list_(_F64)),
+        # what the user said about the run: `benchsite run --label key=value`
+        ("labels", pa.string()),
     ]
 )
-JSON_COLUMNS = ("params", "ranks", "metrics", "device_info", "environment")
+JSON_COLUMNS = ("params", "ranks", "metrics", "device_info", "environment", "labels")
 
 
 def run_dir(root: Folder, host: str, run_id: str) -> Folder:

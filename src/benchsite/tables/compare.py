@@ -19,6 +19,7 @@ significantly slower case whose ratio exceeds 1 + threshold (asv's ``continuous`
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -172,3 +173,33 @@ def _newest_info(rows: pd.DataFrame, kind: str) -> dict[str, object]:
     last = chosen.iloc[-1]
     info = dict(last["dev"]) if isinstance(last["dev"], dict) else {}
     return {"model": last["device_model"], **info, "torch": last["torch_version"]}
+
+
+REGRESSION = 0.05  # the site marks a run whose case got significantly slower by more than 5%
+RUNS_PER_HOST = 10
+
+
+def run_pairs(rows: pd.DataFrame, per_host: int = RUNS_PER_HOST) -> list[tuple[str, str]]:
+    """(previous run, run) of each host's newest ``per_host`` runs, oldest first."""
+    ok = rows[rows["ok"].to_numpy(bool)]
+    started = ok.groupby(["host", "run_id"], observed=True)["timestamp"].min().reset_index()
+    pairs = []
+    for _, runs in started.sort_values("timestamp", kind="stable").groupby("host", sort=True):
+        ids = [str(run) for run in runs["run_id"]][-per_host:]
+        pairs += list(itertools.pairwise(ids))
+    return pairs
+
+
+def run_changes(rows: pd.DataFrame, threshold: float = REGRESSION) -> pd.DataFrame:
+    """Each run against the previous run of its host (:func:`run_pairs`): cases compared, how
+    many significantly slower or faster, and the regressions beyond ``threshold``."""
+    found = []
+    for base, new in run_pairs(rows):
+        table = compare(side(rows, base), side(rows, new))
+        counts = table["change"].value_counts()
+        found.append({"base_run": base, "run_id": new, "cases": len(table),
+                      "slower": int(counts.get("slower", 0)),
+                      "faster": int(counts.get("faster", 0)),
+                      "regressions": len(regressions(table, threshold))})  # fmt: skip
+    columns = ["base_run", "run_id", "cases", "slower", "faster", "regressions"]
+    return pd.DataFrame(found, columns=columns)
