@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from benchsite import cli, store
+from benchsite.errors import SelectionError
 from benchsite.tables import Tables
 from benchsite.tables import compare as comparing
 from benchsite.testing import complete_row
@@ -139,3 +140,11 @@ def test_the_runs_pages_mark_regressions_and_show_labels(site_from_rows):
     assert "1 regression</span>" in runs and 'href="compare.html?a=run-1&amp;b=run-2"' in runs
     run_page = next((site / "runs").glob("run-2*.html")).read_text()
     assert "1 regression</span>" in run_page and "driver=580.159" in run_page
+
+
+def test_host_tilde_n_names_the_hosts_runs_newest_first(fleet):
+    rows = Tables.of(store.read_results(fleet)).rows
+    assert comparing.side(rows, "lab-a~0").name == "run-lab-a-2"
+    assert comparing.side(rows, "lab-a~1").name == "run-lab-a"
+    with pytest.raises(SelectionError, match="lab-a~2 is none"):
+        comparing.side(rows, "lab-a~2")

@@ -49,9 +49,13 @@ class Side:
 
 def side(rows: pd.DataFrame, name: str) -> Side:
     """The side ``name`` selects among prepared rows (:attr:`benchsite.tables.Tables.rows`): a
-    host name, a run id (or a unique start of one), or a device model (case-insensitive);
-    a name matching none, or several runs, is a :class:`SelectionError`."""
+    host name, a run id (or a unique start of one), ``HOST~N`` (the host's Nth run before its
+    newest: ``gpu-01~0`` is its newest run, ``gpu-01~1`` the one before), or a device model
+    (case-insensitive); a name matching none, or several runs, is a :class:`SelectionError`."""
     ok = rows[rows["ok"].to_numpy(bool)]
+    host, tilde, back = name.rpartition("~")
+    if tilde and back.isdigit() and (ok["host"].astype(str) == host).any():
+        return side(rows, _run_before(ok, host, int(back)))
     if (ok["host"].astype(str) == name).any():
         return Side(name, "host", current(ok[ok["host"].astype(str) == name]))
     runs = sorted({str(r) for r in ok["run_id"] if str(r).startswith(name)})
@@ -64,6 +68,15 @@ def side(rows: pd.DataFrame, name: str) -> Side:
         newest = chosen.sort_values("timestamp", kind="stable")
         return Side(name, "model", newest.drop_duplicates(_model_key(newest), keep="last"))
     raise SelectionError(_unknown(ok, name, runs))
+
+
+def _run_before(ok: pd.DataFrame, host: str, back: int) -> str:
+    mine = ok[ok["host"].astype(str) == host]
+    runs = [str(r) for r in mine.groupby("run_id", observed=True)["timestamp"].min().sort_values(
+        kind="stable").index]  # fmt: skip
+    if back >= len(runs):
+        raise SelectionError(f"{host} has {len(runs)} run(s) with results: {host}~{back} is none")
+    return runs[-1 - back]
 
 
 def _unknown(ok: pd.DataFrame, name: str, runs: list[str]) -> str:
