@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 import pandas as pd
 
@@ -36,6 +37,10 @@ class RunRow:
     skipped: int
     failed: int
     version: str
+    labels: str = ""
+    change: str = ""  # against the host's previous run (benchsite.tables.compare.run_changes)
+    change_href: str = ""
+    regressions: int = 0
 
 
 @dataclass(frozen=True)
@@ -65,7 +70,9 @@ def render(site: Site) -> list[RenderedPage]:
     from benchsite.site import CaseTable, case_table, charts, describe
 
     table = site.tables.runs
-    rows = {str(run.run_id): run_row(site, run) for run in table.itertuples()}
+    changes = {str(change.run_id): change for change in site.tables.run_changes.itertuples()}
+    rows = {str(run.run_id): run_row(site, run, changes.get(str(run.run_id)))
+            for run in table.itertuples()}  # fmt: skip
     chart = site.chart(charts.runs_chart(table), "Runs over time", describe.runs_text(table))
     pages = [site.render("runs.html", "runs.html", RunsContext(list(rows.values()), chart), "runs")]
     run_hrefs = {run_id: row.href for run_id, row in rows.items()}
@@ -101,9 +108,10 @@ def run_pages(site: Site, run: RunRow, table: CaseTable) -> list[RenderedPage]:
     ]
 
 
-def run_row(site: Site, run: Any) -> RunRow:
+def run_row(site: Site, run: Any, change: Any = None) -> RunRow:
     seconds = (run.ended - run.started).total_seconds()
     return RunRow(
+        **change_fields(change),
         host=str(run.host),
         run_id=str(run.run_id),
         href=site.run_path(str(run.run_id)),
@@ -117,4 +125,14 @@ def run_row(site: Site, run: Any) -> RunRow:
         skipped=int(run.skipped),
         failed=int(run.failed),
         version=str(run.version),
+        labels=str(getattr(run, "labels", "") or ""),
     )
+
+
+def change_fields(change: Any) -> dict[str, Any]:
+    """How a run compares with its host's previous run, and the Compare page's link to it."""
+    if change is None or not change.cases:
+        return {}
+    text = f"{change.slower} slower, {change.faster} faster of {change.cases}"
+    href = f"compare.html?a={quote(str(change.base_run))}&b={quote(str(change.run_id))}"
+    return {"change": text, "change_href": href, "regressions": int(change.regressions)}

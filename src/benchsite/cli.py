@@ -28,10 +28,11 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from benchsite import listing, results_view, store
+from benchsite import compare_cli, listing, results_view, store
 from benchsite.errors import BenchsiteError, StoreWarning
 from benchsite.plugin_manager import load_plugins
-from benchsite.runner import RunOptions, run_benchmarks
+from benchsite.remote import locate
+from benchsite.runner import RunOptions, parse_labels, run_benchmarks
 from benchsite.version import __version__
 
 app = typer.Typer(
@@ -57,7 +58,13 @@ StrictOpt = Annotated[
     bool, typer.Option("--strict", help="Stop at any plugin problem (otherwise a note).")
 ]
 ResultsOpt = Annotated[
-    Path, typer.Option("--results", metavar="DIR", help="Results store folder (Parquet).")
+    Path,
+    typer.Option(
+        "--results",
+        metavar="DIR|URL",
+        parser=locate,
+        help="Results store: a folder, or file://, s3://, gs://, az:// URL (docs/fleet.md).",
+    ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON, for scripts.")]
 
@@ -108,6 +115,11 @@ def run(
     host: Annotated[
         str | None, typer.Option("--host", metavar="NAME", help="Host name to store.")
     ] = None,
+    label: Annotated[
+        list[str] | None,
+        typer.Option("--label", "-l", metavar="KEY=VALUE",
+                     help="Label the run (git commit, driver update ...); repeatable."),
+    ] = None,
     plugin: PluginOpt = None,
     strict: StrictOpt = False,
 ) -> None:
@@ -130,6 +142,7 @@ def run(
         resume=resume or retry_failed,
         retry_failed=retry_failed,
         host=host,
+        labels=parse_labels(label or ()),
     )
     _check_positive(timeout=timeout, budget=budget)
     with ProgressReporter(console) as reporter:
@@ -319,6 +332,8 @@ def serve(
         raise BenchsiteError(f"--port must be between 0 and 65535, got {port}")
     serve_site(site, port, announce=console.print)
 
+
+app.command("compare")(compare_cli.compare)  # two hosts, runs or models; the regression gate
 
 store_app = typer.Typer(help="Check and repair the results store.", no_args_is_help=True)
 app.add_typer(store_app, name="store")

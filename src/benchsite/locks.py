@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from benchsite.errors import StoreError
+from benchsite.remote import RemotePath
 
 try:
     import fcntl
@@ -25,8 +26,13 @@ LOCK_NAME = ".lock"
 
 
 @contextlib.contextmanager
-def run_lock(folder: Path) -> Iterator[None]:
-    """Hold the lock of the run stored in ``folder`` (created if needed); refuse if taken."""
+def run_lock(folder: Path | RemotePath) -> Iterator[None]:
+    """Hold the lock of the run stored in ``folder`` (created if needed); refuse if taken. An
+    object store offers no lock: there the run's unique id keeps its one writer (see
+    :mod:`benchsite.store`)."""
+    if isinstance(folder, RemotePath):
+        yield
+        return
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / LOCK_NAME
     taker = _flock if fcntl is not None else _pidfile

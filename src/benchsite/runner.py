@@ -66,6 +66,7 @@ class RunOptions:
     resume: bool = False
     retry_failed: bool = False
     host: str | None = None
+    labels: tuple[tuple[str, str], ...] = ()  # --label key=value, stored with every row
 
 
 @dataclass(frozen=True)
@@ -330,7 +331,19 @@ def build_row(planned: PlannedCase, outcome: dict[str, Any], context: RunContext
         "benchsite_version": __version__,
         "torch_version": str(device.info.get("torch_version", "")) or None,
         "schema_version": store.SCHEMA_VERSION,
+        "labels": dict(context.options.labels) or None,
     }
+
+
+def parse_labels(texts: Sequence[str]) -> tuple[tuple[str, str], ...]:
+    """``--label key=value`` options as (key, value) pairs; a later key wins."""
+    labels: dict[str, str] = {}
+    for text in texts:
+        key, sep, value = text.partition("=")
+        if not sep or not key.strip():
+            raise SelectionError(f"--label takes KEY=VALUE (like commit=3f2a9c1), got {text!r}")
+        labels[key.strip()] = value.strip()
+    return tuple(labels.items())
 
 
 def environment() -> dict[str, Any]:

@@ -37,6 +37,16 @@ part was renamed into place, so the reader lists the run again and finds it (:fu
 ``--retry-failed`` uses the same record: the new row's part supersedes the failed row's id.
 As a second line of defence, readers drop any repeated ``row_id``.
 
+Object stores (``s3://``, ``gs://``, ``az://``; :mod:`benchsite.remote`)
+-------------------------------------------------------------------------
+An object store has no rename, and needs none: an object becomes visible whole when its upload
+completes, or never. A part is written once, directly under its unique final key; a writer
+killed mid-upload leaves an unfinished upload that no listing shows. Supersedes records,
+compaction and the repeated-``row_id`` defence work unchanged, so a kill at any step again
+leaves every row readable once. Runs of one host are written by one process each because run
+ids are unique (start time and a random suffix); no lock is taken in an object store, so do not
+``--resume`` the same run from two processes at once.
+
 Every step is a fault point (:mod:`benchsite.faults`): ``tests/test_faults.py`` kills a writer
 with real signals at each of them and checks the invariants above.
 """
@@ -62,6 +72,9 @@ import pyarrow.parquet as pq
 
 from benchsite import faults
 from benchsite.errors import StoreError, StoreWarning
+from benchsite.remote import RemotePath, translated
+
+Folder = Path | RemotePath  # a local folder, or a prefix of an object store (benchsite.remote)
 
 SCHEMA_VERSION = 1
 SUPERSEDES_KEY = b"benchsite.supersedes"
@@ -126,13 +139,19 @@ SCHEMA = pa.schema(
         ("sampling_passes", pa.int64()),
         ("device_median_s", _F64),
         ("device_samples_s", pa.list_(_F64)),
+        # what the user said about the run: `benchsite run --label key=value`
+        ("labels", pa.string()),
     ]
 )
-JSON_COLUMNS = ("params", "ranks", "metrics", "device_info", "environment")
+JSON_COLUMNS = ("params", "ranks", "metrics", "device_info", "environment", "labels")
 
 
-def run_dir(root: Path, host: str, run_id: str) -> Path:
-    return Path(root) / f"host={_safe(host)}" / f"run={_safe(run_id)}"
+def run_dir(root: Folder, host: str, run_id: str) -> Folder:
+    return _root(root) / f"host={_safe(host)}" / f"run={_safe(run_id)}"
+
+
+def _root(root: Folder | str) -> Folder:
+    return root if isinstance(root, RemotePath) else Path(root)
 
 
 def _safe(text: str) -> str:
@@ -158,12 +177,12 @@ def to_table(rows: Iterable[Mapping[str, Any]]) -> pa.Table:
 
 
 def write_rows(
-    root: Path,
+    root: Folder,
     host: str,
     run_id: str,
     rows: list[Mapping[str, Any]],
     supersedes_rows: Iterable[str] = (),
-) -> Path:
+) -> Folder:
     """Write rows as a new part file of one run, atomically; the part replaces the rows whose ids
     are in ``supersedes_rows`` (a retried case's failed row)."""
     folder = run_dir(root, host, run_id)
@@ -184,10 +203,17 @@ def _with_record(table: pa.Table, files: Iterable[str], rows: Iterable[str]) -> 
     return table.replace_schema_metadata(metadata)
 
 
-def _write_atomic(table: pa.Table, folder: Path, step: str) -> Path:
+def _write_atomic(table: pa.Table, folder: Folder, step: str) -> Folder:
     """Write ``table`` as a new part of ``folder``: hidden temporary file, fsync, rename, fsync
-    of the folder. A failed write leaves no temporary file behind."""
+    of the folder. A failed write leaves no temporary file behind. In an object store the part
+    is written once under its unique key: an object appears whole when its upload completes, or
+    not at all, so no rename is needed (nor offered)."""
     final = folder / f"part-{uuid.uuid4().hex[:12]}.parquet"
+    if isinstance(final, RemotePath):
+        with translated(final):
+            pq.write_table(table, final.path, filesystem=final.fs)
+        faults.point(f"{step}:after-rename")
+        return final
     temp = folder / f".{final.name}.tmp-{os.getpid()}"
     try:
         pq.write_table(table, temp)
@@ -220,7 +246,7 @@ def _fsync_folder(folder: Path) -> None:
             os.close(fd)
 
 
-def compact_run(root: Path, host: str, run_id: str) -> Path | None:
+def compact_run(root: Folder, host: str, run_id: str) -> Folder | None:
     """Merge a run's live parts into one file and unlink the parts it replaces (see the module
     docstring for why a kill at any step is safe). Call it holding the run's lock."""
     folder = run_dir(root, host, run_id)
@@ -235,7 +261,7 @@ def compact_run(root: Path, host: str, run_id: str) -> Path | None:
     return final
 
 
-def tidy_run(folder: Path) -> None:
+def tidy_run(folder: Folder) -> None:
     """Remove what dead writers of this run left: temporary files and superseded parts. Call
     it holding the run's lock (no other writer of the run can then exist)."""
     for temp in folder.glob(".part-*.tmp-*"):
@@ -243,7 +269,7 @@ def tidy_run(folder: Path) -> None:
     _unlink_all(folder, scan_run(folder).superseded_present)
 
 
-def _unlink_all(folder: Path, names: Iterable[str]) -> None:
+def _unlink_all(folder: Folder, names: Iterable[str]) -> None:
     for name in names:
         (folder / name).unlink(missing_ok=True)
         faults.point("compact:after-unlink")
@@ -265,12 +291,12 @@ class RunScan:
         return [name for name in self.present if name in self.superseded]
 
 
-def scan_run(folder: Path) -> RunScan:
+def scan_run(folder: Folder) -> RunScan:
     """Read the footer of every part of a run; raise :class:`StoreError` on a newer schema."""
     scan = RunScan()
     for path in sorted(folder.glob("part-*.parquet")):
         try:
-            schema = pq.read_schema(path)
+            schema = _read_schema(path)
         except FileNotFoundError:
             raise _Vanished from None
         except (pa.ArrowException, OSError) as exc:
@@ -286,6 +312,21 @@ def scan_run(folder: Path) -> RunScan:
         scan.rows.update(record.get("rows", ()))
     scan.live = [name for name in scan.present if name not in scan.superseded]
     return scan
+
+
+def _read_schema(path: Folder) -> pa.Schema:
+    if isinstance(path, RemotePath):
+        return pq.read_schema(path.path, filesystem=path.fs)
+    return pq.read_schema(path)
+
+
+def _dataset(paths: list[Folder]) -> ds.Dataset:
+    """The Parquet parts ``paths`` (all of one store) as one dataset of the canonical schema."""
+    remote = [path for path in paths if isinstance(path, RemotePath)]
+    if remote:
+        return ds.dataset([p.path for p in remote], schema=SCHEMA, format="parquet",
+                          filesystem=remote[0].fs)  # fmt: skip
+    return ds.dataset([str(path) for path in paths], schema=SCHEMA, format="parquet")
 
 
 def _foreign(schema: pa.Schema) -> str | None:
@@ -326,12 +367,11 @@ class _Vanished(Exception):
     """A part was unlinked while a reader listed the run: a compaction committed meanwhile."""
 
 
-def _read_live(folder: Path, scan: RunScan) -> pa.Table:
+def _read_live(folder: Folder, scan: RunScan) -> pa.Table:
     """The live rows of a run: superseded rows dropped, parts that fail to read skipped (and
     added to ``scan.bad``)."""
-    paths = [str(folder / name) for name in scan.live]
     try:
-        table = ds.dataset(paths, schema=SCHEMA, format="parquet").to_table()
+        table = _dataset([folder / name for name in scan.live]).to_table()
     except FileNotFoundError:
         raise _Vanished from None
     except (pa.ArrowException, OSError):
@@ -341,11 +381,11 @@ def _read_live(folder: Path, scan: RunScan) -> pa.Table:
     return table
 
 
-def read_parts(folder: Path, scan: RunScan) -> list[pa.Table]:
+def read_parts(folder: Folder, scan: RunScan) -> list[pa.Table]:
     tables = [SCHEMA.empty_table()]
     for name in list(scan.live):
         try:
-            tables.append(ds.dataset(str(folder / name), schema=SCHEMA).to_table())
+            tables.append(_dataset([folder / name]).to_table())
         except FileNotFoundError:
             raise _Vanished from None
         except (pa.ArrowException, OSError) as exc:
@@ -355,7 +395,7 @@ def read_parts(folder: Path, scan: RunScan) -> list[pa.Table]:
     return tables
 
 
-def _read_run(folder: Path) -> tuple[pa.Table, dict[str, str]]:
+def _read_run(folder: Folder) -> tuple[pa.Table, dict[str, str]]:
     """A run's live rows and its unreadable parts, listing again if a compaction commits while
     it reads."""
     for _ in range(20):
@@ -367,15 +407,17 @@ def _read_run(folder: Path) -> tuple[pa.Table, dict[str, str]]:
     raise StoreError(f"{folder} kept changing while it was read: try again")
 
 
-def run_folders(root: Path) -> list[Path]:
+def run_folders(root: Folder) -> list[Folder]:
     """Every run folder of the store at ``root``."""
+    if isinstance(root, RemotePath):
+        return sorted(root.glob("host=*/run=*"))
     return sorted(path for path in Path(root).glob("host=*/run=*") if path.is_dir())
 
 
-def read_table(root: Path) -> pa.Table:
+def read_table(root: Folder) -> pa.Table:
     """Read every live row of the store at ``root`` with the canonical schema. A part that
     cannot be read is skipped with a :class:`StoreWarning` naming it; each ``row_id`` once."""
-    root = Path(root)
+    root = _root(root)
     if not root.exists():
         return SCHEMA.empty_table()
     if not root.is_dir():
@@ -395,7 +437,7 @@ def _unique_rows(table: pa.Table) -> pa.Table:
     return table.filter(pa.array(~repeated.to_numpy())) if repeated.any() else table
 
 
-def read_results(root: Path) -> pd.DataFrame:
+def read_results(root: Folder) -> pd.DataFrame:
     """Read the whole store as a data frame, one row per case, newest run last.
 
     Text columns hold Python strings (``object``, as pandas 2 gives them): analyses and pages
@@ -432,7 +474,7 @@ def expand_json(frame: pd.DataFrame, column: str, prefix: str = "") -> pd.DataFr
     return expanded.add_prefix(prefix)
 
 
-def list_runs(root: Path) -> pd.DataFrame:
+def list_runs(root: Folder) -> pd.DataFrame:
     """One row per run in the store: host, run id, start, cases, statuses."""
     frame = read_results(root)
     if frame.empty:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from benchsite import locks, store
 from benchsite.errors import StoreError
+from benchsite.remote import RemotePath
 
 MIN_FREE_BYTES = 16 * 2**20
 MAX_HOST_CHARS = 128
@@ -34,6 +35,9 @@ class Problem:
 def preflight(root: Path, host: str) -> None:
     """Refuse, with one line, a store or host name a run could not write into; before any case."""
     check_host(host)
+    if isinstance(root, RemotePath):
+        _probe(root)
+        return
     root = Path(root)
     if root.exists() and not root.is_dir():
         raise StoreError(f"--results {root} is a file, not a folder: pass a results folder")
@@ -52,6 +56,13 @@ def preflight(root: Path, host: str) -> None:
             f"{root} has {free // 2**20} MiB free, less than {MIN_FREE_BYTES // 2**20} MiB: "
             f"free space or pick another --results"
         )
+
+
+def _probe(root: RemotePath) -> None:
+    """Write and delete one object: credentials, endpoint and bucket checked before any case."""
+    probe = root / f".probe-{uuid.uuid4().hex[:8]}"
+    probe.write_bytes(b"benchsite")
+    probe.unlink(missing_ok=True)
 
 
 def check_host(host: str) -> None:
@@ -90,7 +101,7 @@ class CheckReport:
 
 def check_store(root: Path, move: bool = False) -> CheckReport:
     """Tidy the store, list its unreadable parts and, if ``move``, quarantine them."""
-    root = Path(root)
+    root = root if isinstance(root, RemotePath) else Path(root)
     if not root.is_dir():
         raise StoreError(f"{root} is not a results store folder: pass --results")
     tidied = tidy_store(root)
@@ -110,7 +121,10 @@ def find_problems(root: Path) -> list[Problem]:
 
 def quarantine(root: Path, problems: list[Problem]) -> list[Path]:
     """Move each problem part to ``<root>/quarantine/...``, keeping its host and run folders."""
-    moved = []
+    moved: list[Path] = []
+    if problems and isinstance(root, RemotePath):
+        raise StoreError(f"--quarantine moves files of a local store; in {root}, copy the parts "
+                         f"listed above aside with the object store's own tools")  # fmt: skip
     for problem in problems:
         relative = problem.path.relative_to(root)
         target = Path(root) / QUARANTINE / relative
@@ -137,7 +151,7 @@ def tidy_store(root: Path) -> int:
 
 
 def _has_leftovers(folder: Path) -> bool:
-    temporary = next(folder.glob(".part-*.tmp-*"), None) is not None
+    temporary = any(True for _ in folder.glob(".part-*.tmp-*"))
     return temporary or bool(store.scan_run(folder).superseded_present)
 
 

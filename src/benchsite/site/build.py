@@ -27,6 +27,7 @@ from typing import Any, TypeVar
 import pandas as pd
 
 from benchsite import registry, store
+from benchsite.remote import locate
 from benchsite.analysis import Analysed, analyse
 from benchsite.errors import BuildFailed, PluginError, StoreError, describe_exception
 from benchsite.plugin_manager import Plugins, load_plugins
@@ -118,7 +119,7 @@ def read_or_run(options: BuildOptions, reporter: Reporter, report: BuildReport) 
     """The store's rows. Only when ``--results`` is the default and does not exist, the quick
     suite is run here first (Ctrl-C during it stops the build); any other missing or empty
     store is an error."""
-    where = Path(options.results)
+    where = locate(options.results)  # a folder or an object store (benchsite.remote)
     if where.exists() or where != DEFAULT_RESULTS:
         results = store.read_results(where)
         if results.empty and not where.exists():

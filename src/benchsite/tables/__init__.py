@@ -23,6 +23,10 @@ recomputes a number defined here.
 - :attr:`Tables.precision_gains`: lower precision over fp32 on the same device.
 - :attr:`Tables.devices`, :attr:`Tables.peaks`, :attr:`Tables.runs`: every device with its
   newest info, the best rate measured on each, and one row per run.
+- :mod:`benchsite.tables.compare`: two hosts, runs or device models case by case (NEW/BASE
+  time with the speedups' block-bootstrap interval), regressions beyond a threshold, hosts
+  grouped by hardware fingerprint; :attr:`Tables.run_changes`: each run against its host's
+  previous run (significantly slower cases, regressions beyond 5%).
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from benchsite.tables import curves, effects, inventory, speedups
+from benchsite.tables import compare, curves, effects, inventory, speedups
 from benchsite.tables.curves import SCALING_AXES, SUPERLINEAR
 from benchsite.tables.rows import SUSPECT_FLAGS, flag_tuple, prepare
 from benchsite.tables.speedups import precision_of, ratio_intervals
@@ -129,6 +133,11 @@ class Tables:
     @functools.cached_property
     def runs(self) -> pd.DataFrame:
         return inventory.runs(self.rows)
+
+    @functools.cached_property
+    def run_changes(self) -> pd.DataFrame:
+        """Each run against its host's previous run (:func:`compare.run_changes`)."""
+        return compare.run_changes(self.rows)
 
     def scaling(self, axis: str) -> pd.DataFrame:
         """:func:`benchsite.tables.curves.scaling` along ``axis``, computed once per axis."""

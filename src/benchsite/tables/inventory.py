@@ -3,6 +3,8 @@ best rate measured on each (its peak), and one row per run."""
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 
 from benchsite import store
@@ -45,6 +47,13 @@ def peaks(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.concat(rows).sort_values(["host", "device", "unit", "rate"], ascending=[1, 1, 1, 0])
 
 
+def _labels_text(texts: pd.Series) -> str:
+    """A run's ``--label`` pairs as ``key=value, ...`` (those of its first labelled row)."""
+    for text in texts.dropna():
+        return ", ".join(f"{k}={v}" for k, v in sorted(json.loads(text).items()))
+    return ""
+
+
 def runs(frame: pd.DataFrame) -> pd.DataFrame:
     """One row per run: host, start, end, profile, devices that ran a case (not those named
     only by skipped rows), case count and statuses. A run's start is the time in its id when
@@ -62,6 +71,7 @@ def runs(frame: pd.DataFrame) -> pd.DataFrame:
         version=("benchsite_version", "first"),
         devices=("ran", lambda s: ", ".join(sorted(set(s.dropna())))),
         workloads=("workload", "nunique"),
+        labels=("labels", _labels_text),
     ).reset_index()
     begun = pd.to_datetime(
         table["run_id"].astype(str).str[:16], format="%Y%m%dT%H%M%SZ", utc=True, errors="coerce"

@@ -55,26 +55,28 @@ def speedups(current_ok: pd.DataFrame) -> pd.DataFrame:
     if merged.empty:
         return pd.DataFrame(columns=COLUMNS)
     intervals = ratio_intervals(list(zip(merged["samples_s_cpu"], merged["samples_s"], strict=True)))
-    table = _table(merged, _from_medians_where_no_samples(merged, intervals))
+    table = _table(merged, from_medians_where_no_samples(merged, intervals))
     return table.sort_values(["host", "workload", "device", "variant", "axis_value"],
                              kind="stable").reset_index(drop=True)
 
 
-def _from_medians_where_no_samples(
-    merged: pd.DataFrame, intervals: list[tuple[float, float, float]]
+def from_medians_where_no_samples(
+    merged: pd.DataFrame, intervals: list[tuple[float, float, float]], num: str = "_cpu",
+    den: str = "",
 ) -> list[tuple[float, float, float]]:
     """The intervals, where a side stored no samples (rows written by hand or by an old tool)
     the ratio of the stored medians instead, bounded by the ends of the two stored intervals
-    (the widest ratio they allow; equal to the ratio where none was stored)."""
-    out = []
-    for interval, row in zip(intervals, merged.itertuples(index=False), strict=True):
+    (the widest ratio they allow; equal to the ratio where none was stored). The numerator's
+    columns end in ``num`` (``median_s_cpu``), the denominator's in ``den``."""
+    out = list(intervals)
+    for index, interval in enumerate(intervals):
         if math.isfinite(interval[0]):
-            out.append(interval)
             continue
-        ratio = row.median_s_cpu / row.median_s
-        low = _or(row.ci_low_s_cpu, row.median_s_cpu) / _or(row.ci_high_s, row.median_s)
-        high = _or(row.ci_high_s_cpu, row.median_s_cpu) / _or(row.ci_low_s, row.median_s)
-        out.append((ratio, min(low, ratio), max(high, ratio)))
+        row = merged.iloc[index]
+        top, bottom = row[f"median_s{num}"], row[f"median_s{den}"]
+        low = _or(row[f"ci_low_s{num}"], top) / _or(row[f"ci_high_s{den}"], bottom)
+        high = _or(row[f"ci_high_s{num}"], top) / _or(row[f"ci_low_s{den}"], bottom)
+        out[index] = (top / bottom, min(low, top / bottom), max(high, top / bottom))
     return out
 
 

@@ -1,0 +1,111 @@
+"""The Compare page: two hosts, two runs or two device models side by side, case by case.
+
+Every number is :func:`benchsite.tables.compare.compare`'s, computed at build time for the
+pairs a reader most often wants (every two hosts, every two device models, each run against its
+host's previous run; at most :data:`MAX_PAIRS`) and embedded in the page as JSON. Plain JS
+reads ``compare.html?a=BASE&b=NEW`` and shows that pair (the other way round too: the ratio and
+its interval inverted), so a comparison can be linked, also from ``file://``; any other pair is
+one ``benchsite compare A B`` away.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import pandas as pd
+from markupsafe import Markup
+
+from benchsite import Page, RenderedPage, hookimpl
+from benchsite.tables import compare as comparing
+from benchsite.units import format_seconds
+
+if TYPE_CHECKING:  # the site stack is imported when a site is built, not at start-up
+    from benchsite.site import Site
+
+MAX_PAIRS = 60
+MAX_SIDES_OF_A_KIND = 12  # every two of up to 12 hosts (66 pairs) or models
+SEPARATOR = "\x1f"
+
+
+@dataclass(frozen=True)
+class CompareContext:
+    """``compare.html``: the sides (name, label), the first pair shown, hosts grouped by
+    hardware, and ``data``, the HTML-safe JSON the page's script reads."""
+
+    sides: list[tuple[str, str]]
+    first: tuple[str, str] | None
+    groups: list[tuple[str, list[str]]]
+    data: Markup
+
+
+@hookimpl
+def register_pages() -> list[Page]:
+    return [Page(name="compare", nav="Compare", order=75, render=render)]
+
+
+def render(site: Site) -> list[RenderedPage]:
+    rows = site.tables.rows
+    sides, pairs = {}, {}
+    for base, new in chosen_pairs(rows):
+        one, two = comparing.side(rows, base), comparing.side(rows, new)
+        table = comparing.compare(one, two)
+        if table.empty:
+            continue
+        sides.update({s.name: f"{s.name} ({s.kind})" for s in (one, two)})
+        pairs[f"{one.name}{SEPARATOR}{two.name}"] = pair_data(table, one, two)
+    groups = sorted(comparing.hardware_groups(rows).items())
+    first = tuple(next(iter(pairs)).split(SEPARATOR)) if pairs else None
+    data = {"pairs": pairs, "sides": sides}
+    context = CompareContext(sorted(sides.items()), first, groups, _safe_json(data))
+    return [site.render("compare.html", "compare.html", context, "compare")]
+
+
+def chosen_pairs(rows: pd.DataFrame) -> list[tuple[str, str]]:
+    """Each run against its host's previous one, every two hosts, every two device models."""
+    ok = rows[rows["ok"].to_numpy(bool)]
+    hosts = sorted(set(ok["host"].astype(str)))
+    models = sorted(set(ok["device_model"].dropna().astype(str)) - set(hosts))
+    pairs = list(comparing.run_pairs(rows))
+    for names in (hosts, models):
+        if len(names) <= MAX_SIDES_OF_A_KIND:
+            pairs += list(itertools.combinations(names, 2))
+    return pairs[:MAX_PAIRS]
+
+
+def pair_data(table: pd.DataFrame, base: comparing.Side, new: comparing.Side) -> dict:
+    """One pair as the page's script reads it: a row per case and the hardware differences."""
+    changes = {"slower": 1, "faster": -1, "same": 0}
+    cases = [
+        [row.workload, _case(row), _device(row), _round(row.ratio), _round(row.low),
+         _round(row.high), format_seconds(row.median_base_s), format_seconds(row.median_new_s),
+         changes[row.change], int(row.suspect), int(row.same_hardware)]
+        for row in table.itertuples(index=False)
+    ]  # fmt: skip
+    return {"cases": cases, "hardware": comparing.hardware_differences(base, new)}
+
+
+def _case(row: object) -> str:
+    case = str(row.variant or "")
+    if isinstance(row.axis, str) and pd.notna(row.axis_value):
+        value = int(row.axis_value) if float(row.axis_value).is_integer() else row.axis_value
+        case = f"{case}, {row.axis}={value}" if case else f"{row.axis}={value}"
+    return case
+
+
+def _device(row: object) -> str:
+    base = f"{row.model_base} ({row.device_base})"
+    new = f"{row.model_new} ({row.device_new})"
+    return new if base == new else f"{base} → {new}"
+
+
+def _round(value: float) -> float:
+    return float(f"{value:.5g}")
+
+
+def _safe_json(data: dict) -> Markup:
+    text = json.dumps(data, separators=(",", ":"), allow_nan=False)
+    text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    return Markup(text)

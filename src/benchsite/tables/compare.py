@@ -1,0 +1,218 @@
+"""Two hosts, two runs or two device models compared case by case: the one definition of a
+comparison and of a regression.
+
+A **side** is what one name selects (:func:`side`): a host (its current ok rows), a run (its ok
+rows, the newest of each case), or a device model such as ``NVIDIA H200`` (the current ok rows
+of every device of that model on any host, the newest of each case). The two sides' rows are
+matched on workload, world size and parameters, and on the device too when neither side is a
+model (``cuda:0`` with ``cuda:0``).
+
+``ratio`` = NEW median time / BASE median time (above 1: NEW is slower). ``low``–``high`` is
+its 95% interval from the moving-block bootstrap of the stored samples that the speedups use
+(:func:`benchsite.tables.speedups.ratio_intervals`; where a side stored no samples, the ratio
+of the stored medians bounded by their stored intervals). A difference is **significant**
+when the interval leaves out 1; ``change`` is then ``slower`` or ``faster``, else ``same``.
+A **regression** beyond a threshold (:func:`regressions`, ``--fail-on-regression 5%``) is a
+significantly slower case whose ratio exceeds 1 + threshold (asv's ``continuous`` rule).
+``same_hardware`` says whether the two rows' devices share a hardware fingerprint.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from benchsite.errors import SelectionError
+from benchsite.tables.rows import current
+from benchsite.tables.speedups import from_medians_where_no_samples, ratio_intervals, without
+
+COLUMNS = [
+    "workload", "variant", "params_text", "axis", "axis_value", "world_size", "device_base",
+    "device_new", "host_base", "host_new", "model_base", "model_new", "median_base_s",
+    "median_new_s", "ratio", "low", "high", "significant", "change", "suspect", "reasons",
+    "row_base", "row_new", "run_base", "run_new", "same_hardware",
+]  # fmt: skip
+KINDS = ("host", "run", "model")
+
+
+@dataclass(frozen=True)
+class Side:
+    """The rows one name selects: ``kind`` is ``host``, ``run`` or ``model``."""
+
+    name: str
+    kind: str
+    rows: pd.DataFrame
+
+
+def side(rows: pd.DataFrame, name: str) -> Side:
+    """The side ``name`` selects among prepared rows (:attr:`benchsite.tables.Tables.rows`): a
+    host name, a run id (or a unique start of one), ``HOST~N`` (the host's Nth run before its
+    newest: ``gpu-01~0`` is its newest run, ``gpu-01~1`` the one before), or a device model
+    (case-insensitive); a name matching none, or several runs, is a :class:`SelectionError`."""
+    ok = rows[rows["ok"].to_numpy(bool)]
+    host, tilde, back = name.rpartition("~")
+    if tilde and back.isdigit() and (ok["host"].astype(str) == host).any():
+        return side(rows, _run_before(ok, host, int(back)))
+    if (ok["host"].astype(str) == name).any():
+        return Side(name, "host", current(ok[ok["host"].astype(str) == name]))
+    runs = sorted({str(r) for r in ok["run_id"] if str(r).startswith(name)})
+    runs = [name] if name in runs else runs  # a whole id wins over the longer ids it starts
+    if len(runs) == 1:
+        return Side(runs[0], "run", current(ok[ok["run_id"].astype(str) == runs[0]]))
+    models = ok["device_model"].astype(str).str.casefold()
+    if (models == name.casefold()).any():
+        chosen = ok[models == name.casefold()]
+        newest = chosen.sort_values("timestamp", kind="stable")
+        return Side(name, "model", newest.drop_duplicates(_model_key(newest), keep="last"))
+    raise SelectionError(_unknown(ok, name, runs))
+
+
+def _run_before(ok: pd.DataFrame, host: str, back: int) -> str:
+    mine = ok[ok["host"].astype(str) == host]
+    runs = [str(r) for r in mine.groupby("run_id", observed=True)["timestamp"].min().sort_values(
+        kind="stable").index]  # fmt: skip
+    if back >= len(runs):
+        raise SelectionError(f"{host} has {len(runs)} run(s) with results: {host}~{back} is none")
+    return runs[-1 - back]
+
+
+def _unknown(ok: pd.DataFrame, name: str, runs: list[str]) -> str:
+    if runs:
+        return f"{name!r} starts {len(runs)} run ids ({', '.join(runs[:4])}): give more of one"
+    hosts = ", ".join(sorted(set(ok["host"].astype(str))))
+    models = ", ".join(sorted(set(ok["device_model"].dropna().astype(str))))
+    return (f"{name!r} is no host, run or device model of this store; hosts: {hosts}; "
+            f"models: {models}")  # fmt: skip
+
+
+def _model_key(frame: pd.DataFrame) -> list[str]:
+    return ["workload", "world_size", "params_text"] if not frame.empty else []
+
+
+def compare(base: Side, new: Side) -> pd.DataFrame:
+    """One row per case measured on both sides (see the module docstring), slowest first."""
+    keyed = [_keyed(s, by_device=base.kind != "model" and new.kind != "model") for s in (base, new)]
+    merged = keyed[1].merge(keyed[0], on="match", suffixes=("", "_base"))
+    if merged.empty:
+        return pd.DataFrame(columns=COLUMNS)
+    pairs = list(zip(merged["samples_s"], merged["samples_s_base"], strict=True))
+    intervals = from_medians_where_no_samples(merged, ratio_intervals(pairs), "", "_base")
+    return _table(merged, intervals).sort_values("ratio", ascending=False, kind="stable")
+
+
+def _keyed(chosen: Side, by_device: bool) -> pd.DataFrame:
+    rows = chosen.rows
+    keys = [
+        f"{workload}\x1f{world}\x1f{without(p)}" + (f"\x1f{device}" if by_device else "")
+        for workload, world, p, device in zip(rows["workload"].astype(str), rows["world_size"],
+                                              rows["p"], rows["device"].astype(str), strict=True)
+    ]  # fmt: skip
+    return rows.assign(match=keys).drop_duplicates("match", keep="last")
+
+
+def _table(merged: pd.DataFrame, intervals: list[tuple[float, float, float]]) -> pd.DataFrame:
+    ratio, low, high = (np.array(column, dtype=float) for column in zip(*intervals, strict=True))
+    significant = (low > 1) | (high < 1)
+    change = np.where(significant & (low > 1), "slower", np.where(significant, "faster", "same"))
+    text = lambda name: merged[name].astype(str).to_numpy()  # noqa: E731
+    return pd.DataFrame({
+        "workload": text("workload"), "variant": merged["variant"],
+        "params_text": merged["params_text"], "axis": merged["axis"],
+        "axis_value": merged["axis_value"].astype(float), "world_size": merged["world_size"],
+        "device_base": text("device_base"), "device_new": text("device"),
+        "host_base": text("host_base"), "host_new": text("host"),
+        "model_base": text("device_model_base"), "model_new": text("device_model"),
+        "median_base_s": merged["median_s_base"].astype(float),
+        "median_new_s": merged["median_s"].astype(float),
+        "ratio": ratio, "low": low, "high": high, "significant": significant, "change": change,
+        "suspect": (merged["suspect"] | merged["suspect_base"]).to_numpy(bool),
+        "reasons": [tuple(dict.fromkeys([*a, *b])) for a, b in
+                    zip(merged["reasons"], merged["reasons_base"], strict=True)],
+        "row_base": text("row_id_base"), "row_new": text("row_id"),
+        "run_base": text("run_id_base"), "run_new": text("run_id"),
+        "same_hardware": (merged["fingerprint"].astype(str)
+                          == merged["fingerprint_base"].astype(str)).to_numpy(bool),
+    })  # fmt: skip
+
+
+def regressions(table: pd.DataFrame, threshold: float) -> pd.DataFrame:
+    """The cases significantly slower by more than ``threshold`` (0.05 for 5%)."""
+    return table[(table["change"] == "slower") & (table["ratio"] > 1 + threshold)]
+
+
+def parse_threshold(text: str) -> float:
+    """``5%`` or ``0.05`` → 0.05; anything else is a :class:`SelectionError`."""
+    raw = text.strip()
+    try:
+        value = float(raw[:-1]) / 100 if raw.endswith("%") else float(raw)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value < 10:
+        raise SelectionError(f"--fail-on-regression takes a percentage like 5%, got {text!r}")
+    return value
+
+
+def hardware_groups(rows: pd.DataFrame) -> dict[str, list[str]]:
+    """Hosts grouped by the hardware of their devices: the sorted set of device fingerprints
+    (with model names, for reading) → the hosts that have exactly those devices."""
+    groups: dict[str, list[str]] = {}
+    for host, frame in rows.groupby(rows["host"].astype(str), sort=True):
+        devices = frame.drop_duplicates("fingerprint")
+        label = " + ".join(sorted(f"{model} [{print_}]" for model, print_ in zip(
+            devices["device_model"].astype(str), devices["fingerprint"].astype(str), strict=True)))
+        groups.setdefault(label, []).append(str(host))
+    return groups
+
+
+def hardware_differences(base: Side, new: Side) -> list[tuple[str, str, str]]:
+    """(what, base value, new value) for every device property, device model and library
+    version that differs between the sides' newest devices of each kind."""
+    found = []
+    for kind in sorted(set(base.rows["device_kind"].astype(str)) & set(new.rows["device_kind"])):
+        one, two = (_newest_info(s.rows, kind) for s in (base, new))
+        for key in sorted(set(one) | set(two)):
+            if key not in ("index", "pci_bus_id") and one.get(key) != two.get(key):
+                found.append((f"{kind} {key}", str(one.get(key, "—")), str(two.get(key, "—"))))
+    return found
+
+
+def _newest_info(rows: pd.DataFrame, kind: str) -> dict[str, object]:
+    chosen = rows[rows["device_kind"].astype(str) == kind].sort_values("timestamp")
+    if chosen.empty:
+        return {}
+    last = chosen.iloc[-1]
+    info = dict(last["dev"]) if isinstance(last["dev"], dict) else {}
+    return {"model": last["device_model"], **info, "torch": last["torch_version"]}
+
+
+REGRESSION = 0.05  # the site marks a run whose case got significantly slower by more than 5%
+RUNS_PER_HOST = 10
+
+
+def run_pairs(rows: pd.DataFrame, per_host: int = RUNS_PER_HOST) -> list[tuple[str, str]]:
+    """(previous run, run) of each host's newest ``per_host`` runs, oldest first."""
+    ok = rows[rows["ok"].to_numpy(bool)]
+    started = ok.groupby(["host", "run_id"], observed=True)["timestamp"].min().reset_index()
+    pairs = []
+    for _, runs in started.sort_values("timestamp", kind="stable").groupby("host", sort=True):
+        ids = [str(run) for run in runs["run_id"]][-per_host:]
+        pairs += list(itertools.pairwise(ids))
+    return pairs
+
+
+def run_changes(rows: pd.DataFrame, threshold: float = REGRESSION) -> pd.DataFrame:
+    """Each run against the previous run of its host (:func:`run_pairs`): cases compared, how
+    many significantly slower or faster, and the regressions beyond ``threshold``."""
+    found = []
+    for base, new in run_pairs(rows):
+        table = compare(side(rows, base), side(rows, new))
+        counts = table["change"].value_counts()
+        found.append({"base_run": base, "run_id": new, "cases": len(table),
+                      "slower": int(counts.get("slower", 0)),
+                      "faster": int(counts.get("faster", 0)),
+                      "regressions": len(regressions(table, threshold))})  # fmt: skip
+    columns = ["base_run", "run_id", "cases", "slower", "faster", "regressions"]
+    return pd.DataFrame(found, columns=columns)

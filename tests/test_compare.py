@@ -1,0 +1,150 @@
+"""`benchsite compare` and the regression gate on a real Parquet store: a planted 10% slowdown
+is found and fails `--fail-on-regression 5%`; noise alone fails nothing."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+import pytest
+
+from benchsite import cli, store
+from benchsite.errors import SelectionError
+from benchsite.tables import Tables
+from benchsite.tables import compare as comparing
+from benchsite.testing import complete_row
+
+CASES = 20
+SAMPLES = 40
+
+
+def run_rows(host: str, run_id: str, rng: np.random.Generator, slower: dict[int, float],
+             hours: int = 0) -> list[dict]:  # fmt: skip
+    """One run of CASES matmul sizes, 40 samples of 2% noise each; case i slowed by slower[i]."""
+    rows = []
+    for case in range(CASES):
+        median = 1e-3 * (1 + case / 10) * slower.get(case, 1.0)
+        samples = median * rng.normal(1.0, 0.02, SAMPLES)
+        rows.append(complete_row({
+            "host": host, "run_id": run_id, "workload": "matmul", "params": {"size": 64 * case},
+            "axis": "size", "axis_value": 64.0 * case, "samples_s": samples.tolist(),
+            "median_s": float(np.median(samples)), "n_samples": SAMPLES,
+            "timestamp": datetime(2026, 1, 1, tzinfo=UTC) + timedelta(hours=hours),
+        }))  # fmt: skip
+    return rows
+
+
+@pytest.fixture
+def fleet(tmp_path):
+    """base: host lab-a; noise: lab-b (same distribution); slow: lab-c (case 7 10% slower,
+    case 3 3% slower); and two runs of lab-a, the second with case 5 10% slower."""
+    rng = np.random.default_rng(7)
+    for host, slower in (("lab-a", {}), ("lab-b", {}), ("lab-c", {7: 1.10, 3: 1.03})):
+        store.write_rows(tmp_path, host, f"run-{host}", run_rows(host, f"run-{host}", rng, slower))
+    later = run_rows("lab-a", "run-lab-a-2", rng, {5: 1.10}, hours=2)
+    store.write_rows(tmp_path, "lab-a", "run-lab-a-2", later)
+    return tmp_path
+
+
+def test_a_planted_10_percent_regression_is_found(fleet):
+    rows = Tables.of(store.read_results(fleet)).rows
+    table = comparing.compare(comparing.side(rows, "run-lab-a-2"), comparing.side(rows, "lab-c"))
+    assert len(table) == CASES
+    found = comparing.regressions(table, 0.05)
+    assert list(found["params_text"]) == ["size=448"]  # case 7 only; case 3 is under 5%
+    worst = found.iloc[0]
+    assert worst["low"] > 1.05 and 1.07 < worst["ratio"] < 1.13 and worst["low"] < 1.10
+
+
+def test_noise_alone_is_no_regression(fleet):
+    rows = Tables.of(store.read_results(fleet)).rows
+    table = comparing.compare(comparing.side(rows, "run-lab-a"), comparing.side(rows, "lab-b"))
+    assert len(table) == CASES and comparing.regressions(table, 0.05).empty
+    assert (table["change"] != "same").sum() <= 3  # a 95% interval misses now and then
+    assert ((table["low"] < table["ratio"]) & (table["ratio"] < table["high"])).all()
+
+
+def test_the_gate_exits_1_on_a_regression_and_0_on_noise(fleet, capsys):
+    args = ["compare", "--results", str(fleet), "--fail-on-regression", "5%"]
+    with pytest.raises(SystemExit) as stopped:
+        cli.main([*args, "run-lab-a", "run-lab-a-2"])  # the second run of lab-a: case 5 +10%
+    assert stopped.value.code == 1
+    out = capsys.readouterr().out
+    assert "regression: 1 case(s) significantly slower by more than 5%" in out
+    assert "SLOWER" in next(line for line in out.splitlines() if "size=320" in line)
+    with pytest.raises(SystemExit) as stopped:
+        cli.main([*args, "run-lab-a", "lab-b"])
+    assert stopped.value.code in (0, None)
+
+
+def test_sides_are_hosts_runs_or_models_and_json_is_for_scripts(fleet, capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["compare", "--results", str(fleet), "--json", "test CPU", "lab-a"])
+    records = json.loads(capsys.readouterr().out)
+    assert len(records) == CASES and {r["host_new"] for r in records} == {"lab-a"}
+    with pytest.raises(SystemExit) as stopped:
+        cli.main(["compare", "--results", str(fleet), "lab-a", "no-such-thing"])
+    assert stopped.value.code == 2
+    assert "is no host, run or device model" in capsys.readouterr().err
+
+
+def test_hosts_are_grouped_by_hardware_fingerprint(fleet):
+    rows = Tables.of(store.read_results(fleet)).rows
+    assert comparing.hardware_groups(rows) == {"test CPU [test]": ["lab-a", "lab-b", "lab-c"]}
+
+
+def test_the_compare_page_shows_the_pair_its_address_names(example_site, chromium):
+    from tests.conftest import EXAMPLE_RESULTS
+
+    site, _ = example_site
+    rows = Tables.of(store.read_results(EXAMPLE_RESULTS)).rows
+    table = comparing.compare(comparing.side(rows, "h200"), comparing.side(rows, "h200x2"))
+    slower, faster = (int((table["change"] == c).sum()) for c in ("slower", "faster"))
+    assert slower and faster  # the example store has both
+    page = chromium.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    for a, b, marked in (("h200", "h200x2", slower), ("h200x2", "h200", faster)):
+        page.goto((site / "compare.html").as_uri() + f"?a={a}&b={b}")
+        assert page.locator("#compare-a").input_value() == a
+        assert page.locator("#compare-b").input_value() == b
+        assert page.locator("#compare-table tbody tr").count() == len(table)
+        assert page.locator("#compare-table tr.slower").count() == marked  # the other way round
+        assert f"{len(table)} cases measured on both" in page.inner_text("#compare-summary")
+    page.select_option("#compare-b", "cpu-2core")
+    assert "b=cpu-2core" in page.get_attribute("#compare-link", "href")
+    assert not errors
+    page.close()
+
+
+def test_run_labels_are_stored_with_every_row(run_workloads, capsys):
+    from tests.conftest import CASEBOOK
+
+    _, rows = run_workloads("case-add", plugins=(CASEBOOK,), labels=(("commit", "3f2a9c1"),))
+    assert [json.loads(text) for text in rows["labels"]] == [{"commit": "3f2a9c1"}] * 2
+    with pytest.raises(SystemExit) as stopped:
+        cli.main(["run", "-w", "case-add", "-p", CASEBOOK, "--label", "no-equals-sign"])
+    assert stopped.value.code == 2 and "--label takes KEY=VALUE" in capsys.readouterr().err
+
+
+def test_the_runs_pages_mark_regressions_and_show_labels(site_from_rows):
+    rng = np.random.default_rng(3)
+    first = run_rows("lab-a", "run-1", rng, {})
+    second = run_rows("lab-a", "run-2", rng, {5: 1.10}, hours=2)
+    for row in second:
+        row["labels"] = {"driver": "580.159", "commit": "3f2a9c1"}
+    site, _ = site_from_rows([*first, *second])
+    runs = (site / "runs.html").read_text()
+    assert "commit=3f2a9c1, driver=580.159" in runs
+    assert "1 regression</span>" in runs and 'href="compare.html?a=run-1&amp;b=run-2"' in runs
+    run_page = next((site / "runs").glob("run-2*.html")).read_text()
+    assert "1 regression</span>" in run_page and "driver=580.159" in run_page
+
+
+def test_host_tilde_n_names_the_hosts_runs_newest_first(fleet):
+    rows = Tables.of(store.read_results(fleet)).rows
+    assert comparing.side(rows, "lab-a~0").name == "run-lab-a-2"
+    assert comparing.side(rows, "lab-a~1").name == "run-lab-a"
+    with pytest.raises(SelectionError, match="lab-a~2 is none"):
+        comparing.side(rows, "lab-a~2")

@@ -1,0 +1,154 @@
+"""The results store in an object store: run, resume, results, build and concurrent writers
+against a real S3-compatible server (moto's, a separate process on 127.0.0.1, tests/s3_server.py)
+reached through pyarrow's S3 filesystem, configured only by the usual environment."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from benchsite import store, store_check
+from benchsite.errors import StoreError
+from benchsite.remote import RemotePath, locate
+from benchsite.testing import complete_row
+from tests.conftest import CASEBOOK, TESTS
+
+pytest.importorskip("moto.server", reason="moto[server] is in the test extra")
+FAST = ("-p", CASEBOOK, "-d", "cpu", "--budget", "0.05")
+
+
+@pytest.fixture(scope="session")
+def s3_env(tmp_path_factory: pytest.TempPathFactory):
+    """The environment that points pyarrow (and boto3) at a fresh moto server."""
+    port_file = tmp_path_factory.mktemp("s3") / "port"
+    server = subprocess.Popen([sys.executable, str(TESTS / "s3_server.py"), str(port_file)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    deadline = time.monotonic() + 60
+    while not port_file.exists() or not port_file.read_text():
+        assert server.poll() is None and time.monotonic() < deadline, "moto server did not start"
+        time.sleep(0.05)
+    env = {
+        "AWS_ENDPOINT_URL": f"http://127.0.0.1:{port_file.read_text()}",
+        "AWS_ACCESS_KEY_ID": "benchsite",
+        "AWS_SECRET_ACCESS_KEY": "benchsite-secret",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_EC2_METADATA_DISABLED": "true",
+    }
+    yield env
+    server.terminate()
+    server.wait(timeout=30)
+
+
+@pytest.fixture
+def bucket_url(s3_env, monkeypatch) -> str:
+    """``s3://<new bucket>/store``, with this process's environment pointed at the server."""
+    import boto3
+
+    for name, value in s3_env.items():
+        monkeypatch.setenv(name, value)
+    name = f"bench-{uuid.uuid4().hex[:10]}"
+    boto3.client("s3").create_bucket(Bucket=name)
+    return f"s3://{name}/store"
+
+
+def cli(*args: str, fault: str | None = None) -> subprocess.Popen:
+    env = {**os.environ, "COLUMNS": "1000"}
+    env.pop("BENCHSITE_FAULT", None)
+    if fault:
+        env["BENCHSITE_FAULT"] = fault
+    return subprocess.Popen(
+        [sys.executable, "-m", "benchsite.cli", *args], stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, env=env,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )  # fmt: skip
+
+
+def finish(process: subprocess.Popen, timeout: float = 180) -> tuple[int, str, str]:
+    out, err = process.communicate(timeout=timeout)
+    return process.returncode, out, err
+
+
+def parts(url: str) -> list[str]:
+    root = locate(url)
+    assert isinstance(root, RemotePath)
+    return [str(path) for path in root.glob("host=*/run=*/*")]
+
+
+def test_run_killed_mid_run_resumes_and_reads_every_case_once(bucket_url):
+    args = ("run", "-w", "case-add", *FAST, "--host", "h", "--results", bucket_url)
+    code, _, err = finish(cli(*args, fault="write:after-rename"))  # killed after case 1 of 2
+    assert code == -signal.SIGKILL, err
+    assert len(store.read_results(locate(bucket_url))) == 1
+    code, out, err = finish(cli(*args, "--resume"))
+    assert code == 0, err
+    assert "1 of 2 cases already stored" in out
+    rows = store.read_results(locate(bucket_url))
+    assert len(rows) == 2 and rows["case_key"].is_unique and rows["run_id"].nunique() == 1
+    assert len(parts(bucket_url)) == 1  # compacted into one object, no rename needed
+
+
+def test_a_kill_during_compaction_leaves_every_row_once(bucket_url):
+    args = ("run", "-w", "case-add", *FAST, "--host", "h", "--results", bucket_url)
+    code, _, err = finish(cli(*args, fault="compact:after-rename"))
+    assert code == -signal.SIGKILL, err
+    assert len(parts(bucket_url)) == 3  # the compacted object and the two it supersedes
+    rows = store.read_results(locate(bucket_url))
+    assert len(rows) == 2 and rows["row_id"].is_unique
+    assert finish(cli(*args, "--resume"))[0] == 0
+    assert len(parts(bucket_url)) == 1 and len(store.read_results(locate(bucket_url))) == 2
+
+
+def test_results_and_build_read_the_object_store(bucket_url, tmp_path):
+    rows = [complete_row({"row_id": f"r{i}", "run_id": "run1", "host": "h", "workload": "w",
+                          "median_s": 0.001})
+            for i in range(2)]  # fmt: skip
+    store.write_rows(locate(bucket_url), "h", "run1", rows)
+    code, out, err = finish(cli("results", "--results", bucket_url))
+    assert code == 0, err
+    assert "run1" in out
+    code, out, err = finish(cli("build", "--results", bucket_url, "--out", str(tmp_path / "s")))
+    assert code == 0, err
+    assert "from 2 rows" in out and (tmp_path / "s" / "index.html").exists()
+
+
+def test_processes_with_distinct_hosts_write_one_bucket_at_once(bucket_url):
+    hosts = [f"node{i}" for i in range(3)]
+    running = [cli("run", "-w", "case-add", *FAST, "--host", host, "--results", bucket_url)
+               for host in hosts]  # fmt: skip
+    for process in running:
+        code, _, err = finish(process)
+        assert code == 0, err
+    rows = store.read_results(locate(bucket_url))
+    assert sorted(rows.groupby("host")["row_id"].count().items()) == [(h, 2) for h in hosts]
+    assert rows["row_id"].is_unique
+
+
+def test_bad_urls_credentials_and_endpoints_are_one_line(bucket_url, monkeypatch):
+    bucket = bucket_url.split("/")[2]
+    cases = [
+        ("ftp://x/y", {}, "unknown scheme 'ftp'"),
+        ("s3:///store", {}, "name a bucket"),
+        ("s3://no-such-bucket-here/store", {}, "does not exist: create it"),
+        ("az://container/store", {"AZURE_STORAGE_ACCOUNT_NAME": ""}, "AZURE_STORAGE_ACCOUNT"),
+    ]
+    for url, env, expected in cases:
+        for name, value in env.items():
+            monkeypatch.setenv(name, value)
+        with pytest.raises(StoreError, match=expected):
+            store_check.preflight(locate(url), "h")
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")  # nothing listens there
+    code, out, err = finish(cli("run", "-w", "case-add", *FAST, "--results", f"s3://{bucket}/s"))
+    assert code == 2 and "cannot reach the object store" in err, err
+    assert len(err.strip().splitlines()) == 1 and "stored" not in out
+
+
+def test_a_file_url_is_the_local_folder(tmp_path):
+    assert locate(f"file://{tmp_path}/store") == Path(tmp_path) / "store"
+    assert locate(str(tmp_path)) == Path(tmp_path)
