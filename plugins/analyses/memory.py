@@ -31,6 +31,7 @@ from benchsite import Analysis, Finding, hookimpl
 from benchsite.tables import Tables
 
 MAX_BATCH = "max-batch"
+BUDGET = "cpu_memory_budget_gib"  # a max-batch parameter, worded as the budget, not the case
 
 
 @dataclass(frozen=True)
@@ -80,7 +81,10 @@ def _line(series: pd.DataFrame) -> MemoryLine:
     head, last = series.iloc[0], series.iloc[-1]
     if batches.nunique() >= 2:
         slope, intercept = np.polyfit(batches, peaks, 1)
-        per_sample, fixed = max(float(slope), 0.0), max(float(intercept), 0.0)
+        # a line that falls (or starts above the largest peak) measured no per-sample memory:
+        # "0 B per sample plus 230 MiB fixed (163 MiB at batch 8)" reads as a contradiction
+        grows = slope > 0 and 0 <= intercept <= float(peaks.max())
+        per_sample, fixed = (float(slope), float(intercept)) if grows else (0.0, None)
     else:
         per_sample, fixed = float(last.peak) / float(last.axis_value), None
     return MemoryLine(
@@ -103,7 +107,7 @@ def max_batches(tables: Tables) -> pd.DataFrame:
         peak=[metric(r, "max_batch_peak_bytes") for r in rows.itertuples()],
         ram=[info_value(r, "memory_bytes") for r in rows.itertuples()],
         label=[device_label(r) for r in rows.itertuples()],
-        case=[case_text(p) for p in rows["p"]],
+        case=[case_text(p, skip=[BUDGET]) for p in rows["p"]],
     ).dropna(subset=["max_batch"])
 
 
@@ -119,11 +123,12 @@ def memory_findings(tables: Tables) -> list[Finding]:
 
 
 def describe_line(line: MemoryLine) -> str:
+    at_largest = f"{bytes_text(line.largest_peak)} at batch {line.largest_batch:,.0f}"
+    if line.per_sample <= 0:
+        return (f"on the {line.device}, no memory that grows with the batch could be measured "
+                f"(peak {at_largest}: the fixed part dominates)")
     fixed = f" plus {bytes_text(line.fixed)} fixed" if line.fixed is not None else ""
-    return (
-        f"on the {line.device}, about {bytes_text(line.per_sample)} per sample{fixed} "
-        f"({bytes_text(line.largest_peak)} at batch {line.largest_batch:.0f})"
-    )
+    return f"on the {line.device}, about {bytes_text(line.per_sample)} per sample{fixed} ({at_largest})"
 
 
 def _line_finding(lines: list[MemoryLine]) -> Finding:
@@ -218,7 +223,7 @@ def memory_verdict(group: pd.DataFrame) -> str:
                        f"{smallest.max_batch:,.0f}: for this model GPU memory is the tighter "
                        "limit, though the CPU is finite too.")
     return lead + (f"Even that is less than the {smallest.label}'s {smallest.max_batch:,.0f}: "
-                   "here the GPU's memory is not the limit.")
+                   "here the CPU's RAM, not the GPU's memory, is the tighter limit.")
 
 
 def ram_batch(row: Any) -> float | None:

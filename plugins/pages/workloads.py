@@ -129,13 +129,28 @@ def workload_charts(
         )
     ]
     missing: list[str] = []
-    _speedup(site, speed, axis, made, missing)
+    _speedup(site, speed, axis, made, missing, rows)
     _rate(site, swept, axis, made, missing)
     _memory(site, swept, axis, made, missing)
     return made, missing
 
 
-def _speedup(site: Site, speed: pd.DataFrame, axis: str, made: list, missing: list) -> None:
+def by_design(rows: pd.DataFrame) -> str | None:
+    """Why a workload has no speedup when that is its nature, not a missing run: it ran on an
+    accelerator and the workload itself skipped every one of its CPU cases (a host↔GPU
+    transfer has no CPU side), in the skip's own words."""
+    cpu = rows[rows["device_kind"].astype(str) == "cpu"]
+    ran = (rows["device_kind"].astype(str) != "cpu") & (rows["status"] == "ok")
+    if cpu.empty or not ran.any() or (cpu["status"] != "skipped").any():
+        return None
+    reason = str(cpu["error"].dropna().iloc[0]) if cpu["error"].notna().any() else ""
+    return "No counterpart by design: " + (f"{reason}, so " if reason else "") + (
+        "there is no CPU time to compare with. The findings below compare its own variants."
+    )
+
+
+def _speedup(site: Site, speed: pd.DataFrame, axis: str, made: list, missing: list,
+             rows: pd.DataFrame) -> None:
     from benchsite.plugins._shared.pages import what_to_run
 
     from benchsite.site import charts, describe
@@ -143,10 +158,10 @@ def _speedup(site: Site, speed: pd.DataFrame, axis: str, made: list, missing: li
     swept = speed[speed["axis_value"].notna()]
     workload = set(swept["workload"])
     if swept.empty:
-        missing.append(
+        missing.append(by_design(rows) or (
             "Speedup over the CPU: needs the same cases measured on a CPU and an "
             "accelerator of one host. " + what_to_run(site)
-        )
+        ))
         return
     crossings = site.tables.crossovers
     crossings = crossings[crossings["workload"].isin(workload)]

@@ -11,7 +11,7 @@ from typing import Any
 
 import pandas as pd
 
-from benchsite.units import format_number, format_seconds
+from benchsite.units import format_bytes, format_number, format_seconds
 
 
 def _ends(frame: pd.DataFrame, value: str, fmt: object) -> str:
@@ -73,7 +73,7 @@ def rate_text(frame: pd.DataFrame, axis: str, column: str, unit: str) -> str:
 def memory_text(frame: pd.DataFrame, axis: str) -> str:
     parts = []
     for metric, group in frame.groupby("metric", sort=True):
-        parts.append(f"{metric}: " + _ends(group, "value", lambda v: format_number(v, "B")))
+        parts.append(f"{metric}: " + _ends(group, "value", format_bytes))
     return f"Peak memory against {axis}. " + " | ".join(parts) + "."
 
 

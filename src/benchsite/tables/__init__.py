@@ -23,6 +23,9 @@ recomputes a number defined here.
 - :attr:`Tables.precision_gains`: lower precision over fp32 on the same device.
 - :attr:`Tables.devices`, :attr:`Tables.peaks`, :attr:`Tables.runs`: every device with its
   newest info, the best rate measured on each, and one row per run.
+- :attr:`Tables.small_hosts`: CPU-only hosts smaller than a GPU host beside them (a CI runner).
+- :attr:`Tables.byte_sized`: the workloads whose ``size`` counts bytes (shown as KiB, MiB, GiB).
+- :attr:`Tables.answers`: the one-screen answer per workload (:mod:`benchsite.tables.answers`).
 """
 
 from __future__ import annotations
@@ -110,6 +113,22 @@ class Tables:
     @functools.cached_property
     def peaks(self) -> pd.DataFrame:
         return inventory.peaks(self.rows)
+
+    @functools.cached_property
+    def small_hosts(self) -> frozenset[str]:
+        return inventory.small_hosts(self.devices)
+
+    @functools.cached_property
+    def byte_sized(self) -> frozenset[str]:
+        return inventory.byte_sized(self.ok)
+
+    def value_text(self, workload: str, parameter: str, value: object) -> str:
+        """A parameter's value in words: ``1 GiB`` where ``workload``'s ``size`` counts bytes
+        (:attr:`byte_sized`), else the number (``8,192``)."""
+        from benchsite.units import format_value
+
+        in_bytes = parameter == "size" and str(workload) in self.byte_sized
+        return format_value(value, in_bytes)  # type: ignore[arg-type]
 
     @functools.cached_property
     def runs(self) -> pd.DataFrame:
