@@ -21,17 +21,22 @@ BREAKS = {"p", "li", "tr", "td", "th", "h1", "h2", "h3", "h4", "div", "dt", "dd"
 RULES = {
     "scientific notation": re.compile(r"\b\d+(?:\.\d+)?[eE][+-]?\d+\b"),
     "None or nan": re.compile(r"\b(?:None|nan|NaN)\b"),
-    "raw field name": re.compile(r"\b[a-z]+(?:_[a-z0-9]+)+\b|\b[a-z]+\.[a-z]+_[a-z_]+\b"),
+    # a name followed by "=" is a case's parameter as typed (image_size=224), not prose
+    "raw field name": re.compile(r"\b(?:[a-z]+(?:_[a-z0-9]+)+|[a-z]+\.[a-z]+_[a-z_]+)\b(?!=)"),
     "bare SI prefix": re.compile(r"\b\d+(?:\.\d+)? ?[kMGTP](?![A-Za-z/])"),
     "decimal byte unit": re.compile(r"\b\d+(?:\.\d+)? ?[kMGTP]B\b(?!/s)"),
     "negative zero": re.compile(r"(?<![\w.])-0(?:\.0+)?(?:%|×)"),
-    "no-change speedup": re.compile(r"\b1(?:\.0+)?[x×] (?:faster|slower)"),
-    "slower called faster": re.compile(r"\b0\.\d+[x×] faster"),
+    "no-change speedup": re.compile(r"(?<![\d.])1(?:\.0+)?[x×] (?:faster|slower)"),
+    "slower called faster": re.compile(r"(?<![\d.])0\.\d+[x×] faster"),
     "singular count in plural": re.compile(r"(?<![\d.,])1 (?:threads|cases|rows|result rows|"
                                            r"samples|devices|runs|hosts|workloads|calls)\b"),
 }
+RUN_ID = re.compile(r"\b\d{8}T\d{6}Z-[0-9a-z]+\b")  # a run's id is a name, not a number
 # the visible words that are names a reader types, not field names leaked from the store
 ALLOWED_NAMES = {"channels_last", "inference_mode", "fully_shard", "nvidia_uvm"}
+
+
+ANSWER_CLASSES = {"answer", "explanation"}  # a finding's text: its bullets must differ
 
 
 class VisibleText(HTMLParser):
@@ -40,6 +45,7 @@ class VisibleText(HTMLParser):
     def __init__(self) -> None:
         super().__init__()
         self.stack: list[str] = []
+        self.answers: list[bool] = []  # per open element: inside a finding's answer
         self.text: list[str] = []
         self.lists: list[list[str]] = []  # the items of every <ul>/<ol>, innermost first
         self.open_lists: list[list[str]] = []
@@ -48,6 +54,8 @@ class VisibleText(HTMLParser):
     def handle_starttag(self, tag: str, attrs: list) -> None:
         if tag not in VOID_TAGS:
             self.stack.append(tag)
+            classes = set((dict(attrs).get("class") or "").split())
+            self.answers.append(bool(classes & ANSWER_CLASSES) or any(self.answers[-1:]))
         if tag in BREAKS:
             self.text.append("\n")
         if tag in ("ul", "ol"):
@@ -56,14 +64,18 @@ class VisibleText(HTMLParser):
             self.item = []
 
     def handle_endtag(self, tag: str) -> None:
+        in_answer = any(self.answers[-1:])
         if tag in self.stack:
             while self.stack and self.stack.pop() != tag:
-                pass
+                self.answers.pop()
+            self.answers.pop()
         if tag == "li" and self.item is not None and self.open_lists:
             self.open_lists[-1].append(" ".join("".join(self.item).split()))
             self.item = None
         elif tag in ("ul", "ol") and self.open_lists:
-            self.lists.append(self.open_lists.pop())
+            items = self.open_lists.pop()
+            if in_answer:
+                self.lists.append(items)
 
     def handle_data(self, data: str) -> None:
         if HIDDEN_TAGS & set(self.stack):
@@ -80,6 +92,7 @@ def problems(page: Path) -> list[str]:
     parser.feed(page.read_text(encoding="utf-8"))
     found = []
     for line in "".join(parser.text).splitlines():
+        line = RUN_ID.sub("", line)
         for rule, pattern in RULES.items():
             for match in pattern.finditer(line):
                 if rule == "raw field name" and match.group() in ALLOWED_NAMES:

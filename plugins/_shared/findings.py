@@ -344,6 +344,14 @@ def memory_saved(item: Any) -> float | None:
     return 1 - after / before if before and after is not None else None
 
 
+def memory_change(saved: float) -> str:
+    """A share of peak memory saved, in words: ``falls by 46%``, ``grows by 6%``, ``stays the
+    same`` (never ``changes by -0%``)."""
+    if percent(saved) == "0%":
+        return "stays the same"
+    return f"falls by {percent(saved)}" if saved > 0 else f"grows by {percent(-saved)}"
+
+
 def case_words(key: str, in_bytes: bool = False) -> str:
     """An effect's ``case`` key (JSON of the other parameters) in words."""
     return case_text(json.loads(key), in_bytes=in_bytes) or "default"

@@ -21,8 +21,8 @@ from benchsite.plugins._shared.findings import (
     describe_crossover,
     device_label,
     is_accelerator,
+    memory_change,
     memory_saved,
-    percent,
     ratio,
     ratio_ci,
     reasons_text,
@@ -251,19 +251,12 @@ def _memory_claim(tables: Tables, key: str, claim: str, technique: str,
     v = "supported" if saved[0] > 0.05 else "contradicted" if saved[-1] <= 0.05 else "depends"
     where = "GPU" if found[0]["kind"] != "cpu" else "CPU resident"
     lines = [f"{e['workload']} ({_named(technique, e)}) on the {e['device']}: "
-             f"{_change(e['memory_saved'])}" for e in sorted(found, key=lambda e: -e["memory_saved"])]
+             f"{memory_change(e['memory_saved'])}" for e in sorted(found, key=lambda e: -e["memory_saved"])]
     cpu = [e for e in measured if e not in found]
     more = ("On the CPU (resident memory, which also counts allocator caches): " + "; ".join(
-        f"{e['workload']} {_change(e['memory_saved'])}" for e in cpu) + ".") if cpu else ""
-    return verdict(key, claim, v, f"peak {where} memory {_change(mid)} in the typical case of "
+        f"{e['workload']} {memory_change(e['memory_saved'])}" for e in cpu) + ".") if cpu else ""
+    return verdict(key, claim, v, f"peak {where} memory {memory_change(mid)} in the typical case of "
                    f"{plural(len(saved), 'case')}.", evidence, more, bullets=lines)
-
-
-def _change(saved: float) -> str:
-    """A memory saving in words: ``falls by 46%``, ``grows by 6%``, ``stays the same``."""
-    if percent(saved) == "0%":
-        return "stays the same"
-    return f"falls by {percent(saved)}" if saved > 0 else f"grows by {percent(-saved)}"
 
 
 def checkpointing_memory(tables: Tables, findings: list[Finding]) -> Finding:
@@ -279,7 +272,7 @@ def pruning_memory(tables: Tables, findings: list[Finding]) -> Finding:
 
 def cpu_threads_limited(tables: Tables, findings: list[Finding]) -> Finding:
     claim = "Parallelizing on the CPU brings less than on the GPU: CPU thread scaling is limited."
-    curves = [f for f in findings if f.kind == "cpu-threads" and f.evidence]
+    curves = [f for f in findings if f.kind == "cpu-threads" and "scales" in f.numbers]
     if not curves:
         return untested("cpu-threads", claim, "Run `benchsite run -w cpu-threads`.")
     flat = [f for f in curves if not f.numbers.get("scales")]

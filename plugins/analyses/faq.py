@@ -198,7 +198,7 @@ def memory_needed(tables: Tables, findings: list[Finding]) -> Finding:
 
 def cpu_cores(tables: Tables, findings: list[Finding]) -> Finding:
     q = "Does my CPU use all its cores?"
-    curves = of_kind(findings, "cpu-threads")
+    curves = [f for f in of_kind(findings, "cpu-threads") if "scales" in f.numbers]
     rows = tables.ok
     cpu = rows[rows["device_kind"] == "cpu"] if not rows.empty else rows
     if cpu.empty:

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from benchsite.tables import curves, effects, inventory, speedups
+from benchsite.tables import answers, curves, effects, inventory, speedups
 from benchsite.tables.curves import SCALING_AXES, SUPERLINEAR
 from benchsite.tables.rows import SUSPECT_FLAGS, flag_tuple, prepare
 from benchsite.tables.speedups import precision_of, ratio_intervals
@@ -113,6 +113,10 @@ class Tables:
     @functools.cached_property
     def peaks(self) -> pd.DataFrame:
         return inventory.peaks(self.rows)
+
+    @functools.cached_property
+    def answers(self) -> pd.DataFrame:
+        return answers.answers(self.speedups, self.crossovers, self.small_hosts)
 
     @functools.cached_property
     def small_hosts(self) -> frozenset[str]:
