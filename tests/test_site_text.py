@@ -13,6 +13,8 @@ from pathlib import Path
 
 # text inside these is code a reader may copy (commands, parameter names): raw names are fine
 CODE_TAGS = {"code", "pre", "kbd", "samp"}
+# a stored error or skip message is shown verbatim, as the workload wrote it
+VERBATIM_CLASSES = {"error"}
 HIDDEN_TAGS = {"script", "style", "template"}
 VOID_TAGS = {"br", "hr", "img", "input", "meta", "link", "wbr", "source", "col", "area"}
 BREAKS = {"p", "li", "tr", "td", "th", "h1", "h2", "h3", "h4", "div", "dt", "dd", "summary",
@@ -46,6 +48,7 @@ class VisibleText(HTMLParser):
         super().__init__()
         self.stack: list[str] = []
         self.answers: list[bool] = []  # per open element: inside a finding's answer
+        self.verbatim: list[bool] = []  # per open element: inside a stored message
         self.text: list[str] = []
         self.lists: list[list[str]] = []  # the items of every <ul>/<ol>, innermost first
         self.open_lists: list[list[str]] = []
@@ -56,6 +59,7 @@ class VisibleText(HTMLParser):
             self.stack.append(tag)
             classes = set((dict(attrs).get("class") or "").split())
             self.answers.append(bool(classes & ANSWER_CLASSES) or any(self.answers[-1:]))
+            self.verbatim.append(bool(classes & VERBATIM_CLASSES) or any(self.verbatim[-1:]))
         if tag in BREAKS:
             self.text.append("\n")
         if tag in ("ul", "ol"):
@@ -68,7 +72,9 @@ class VisibleText(HTMLParser):
         if tag in self.stack:
             while self.stack and self.stack.pop() != tag:
                 self.answers.pop()
+                self.verbatim.pop()
             self.answers.pop()
+            self.verbatim.pop()
         if tag == "li" and self.item is not None and self.open_lists:
             self.open_lists[-1].append(" ".join("".join(self.item).split()))
             self.item = None
@@ -82,7 +88,7 @@ class VisibleText(HTMLParser):
             return
         if self.item is not None:
             self.item.append(data)
-        if not CODE_TAGS & set(self.stack):
+        if not CODE_TAGS & set(self.stack) and not any(self.verbatim[-1:]):
             self.text.append(data)
 
 

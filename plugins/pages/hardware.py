@@ -13,10 +13,7 @@ import pandas as pd
 
 from benchsite import Page, RenderedPage, hookimpl
 from benchsite.tables.rows import params_text
-from benchsite.units import format_bytes, format_number
-
-# a peak's unit → (scale to the SI unit, the unit): TFLOP/s in FLOP/s, GB/s in B/s
-SI_RATES = {"TFLOP/s": (1e12, "FLOP/s"), "GB/s": (1e9, "B/s"), "items/s": (1.0, "")}
+from benchsite.units import SI_RATES, format_bytes, format_rate_in
 
 if TYPE_CHECKING:  # the site stack is imported when a site is built, not at start-up
     from benchsite.site import Site
@@ -43,7 +40,7 @@ class DeviceView:
     model: str
     fingerprint: str
     last_seen: str
-    info: list[tuple[str, str]]
+    info: list[tuple[str, str, bool]]  # (name, value, whether the value is code: CPU flags)
     peaks: list[PeakView]
 
 
@@ -87,11 +84,12 @@ def _device(site: Site, row: Any, peaks: pd.DataFrame) -> DeviceView:
         model=str(row.device_model),
         fingerprint=str(row.fingerprint),
         last_seen=f"{row.timestamp:%Y-%m-%d %H:%M} UTC",
-        info=[(_key(key), _text(value)) for key, value in sorted(row.info.items())],
+        info=[(_key(key), _text(value), isinstance(value, list | dict))
+              for key, value in sorted(row.info.items())],
         peaks=[
             PeakView(
                 workload=str(peak.workload),
-                rate=rate_text(peak.rate, str(peak.unit)),
+                rate=format_rate_in(peak.rate, str(peak.unit)),
                 params=params_text(peak.params_obj),
                 href=site.row_links[str(peak.row_id)].href,
             )
@@ -111,12 +109,6 @@ def fitting(peaks: pd.DataFrame) -> pd.DataFrame:
         ["host", "device", "workload"], kind="stable")
 
 
-def rate_text(rate: float, unit: str) -> str:
-    """``4.2 TB/s``, ``50.7 TFLOP/s``, ``58,900 items/s``."""
-    scale, si = SI_RATES.get(unit, (1.0, ""))
-    return format_number(rate * scale, si) if si else f"{format_number(rate)} {unit}"
-
-
 def _key(key: Any) -> str:
     """``memory_bytes`` → ``memory``, ``logical_cpus`` → ``logical cpus``."""
     return str(key).removesuffix("_bytes").replace("_", " ")
@@ -125,5 +117,7 @@ def _key(key: Any) -> str:
 def _text(value: Any) -> str:
     if isinstance(value, int) and value > 10**8:
         return format_bytes(value)
+    if isinstance(value, list):
+        value = ", ".join(map(str, value))
     text = value if isinstance(value, str) else json.dumps(value)
     return text if len(text) <= LONG_TEXT else text[:LONG_TEXT] + "…"

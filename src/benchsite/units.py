@@ -166,5 +166,18 @@ RATE_TEXTS = (
 )
 
 
+# a stored rate's unit → (its scale to the SI unit, the SI unit): 5120 GB/s is 5.12 TB/s
+SI_RATES = {"TFLOP/s": (1e12, "FLOP/s"), "GB/s": (1e9, "B/s"), "items/s": (1.0, "")}
+
+
+def format_rate_in(value: float | None, unit: str) -> str:
+    """A rate stored in ``unit`` (``TFLOP/s``, ``GB/s``, ``items/s``) with the SI prefix that
+    fits: ``4.2 TB/s``, ``50.7 TFLOP/s``, ``58,900 items/s``."""
+    scale, si = SI_RATES.get(unit, (1.0, ""))
+    if value is None or not math.isfinite(value):
+        return "–"
+    return format_number(value * scale, si) if si else f"{format_count(value)} {unit}"
+
+
 def _present(value: Any) -> bool:
     return value is not None and isinstance(value, float | int) and math.isfinite(value)
