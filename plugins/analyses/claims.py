@@ -15,11 +15,13 @@ from typing import Any
 from benchsite.plugins._shared.findings import (
     RUN_GPU,
     answered,
+    by_host,
     bytes_text,
     case_text,
     case_words,
     describe_crossover,
     device_label,
+    host_order,
     is_accelerator,
     memory_change,
     memory_saved,
@@ -277,9 +279,9 @@ def cpu_threads_limited(tables: Tables, findings: list[Finding]) -> Finding:
         return untested("cpu-threads", claim, "Run `benchsite run -w cpu-threads`.")
     flat = [f for f in curves if not f.numbers.get("scales")]
     evidence = [r for f in curves for r in f.evidence]
-    lines = [f"{f.title.removeprefix('CPU thread scaling: ')}: "
+    lines = [f"{f.title.removeprefix('CPU thread scaling: ')} on {f.scope['hosts'][0]}: "
              f"{ratio(f.numbers['speedup'])} on {plural(f.numbers['threads'], 'thread')}"
-             for f in curves]
+             for f in by_host(curves, host_order(tables))]
     if len(flat) == len(curves):
         return verdict("cpu-threads", claim, "supported", "no measured op reaches half of "
                        "linear scaling on all threads.", evidence, bullets=lines)

@@ -85,8 +85,8 @@ def _line(series: pd.DataFrame) -> MemoryLine:
         # "0 B per sample plus 230 MiB fixed (163 MiB at batch 8)" reads as a contradiction
         grows = slope > 0 and 0 <= intercept <= float(peaks.max())
         per_sample, fixed = (float(slope), float(intercept)) if grows else (0.0, None)
-    else:
-        per_sample, fixed = float(last.peak) / float(last.axis_value), None
+    else:  # one batch: its peak holds the fixed part too, so no per-sample figure
+        per_sample, fixed = 0.0, None
     return MemoryLine(
         host=str(head.host), device=str(head.label), kind=str(head.device_kind),
         workload=str(head.workload), case=str(head.series), per_sample=per_sample, fixed=fixed,
@@ -124,6 +124,8 @@ def memory_findings(tables: Tables) -> list[Finding]:
 
 def describe_line(line: MemoryLine) -> str:
     at_largest = f"{bytes_text(line.largest_peak)} at batch {line.largest_batch:,.0f}"
+    if line.per_sample <= 0 and len(line.evidence) < 2:
+        return f"on the {line.device}, a peak of {at_largest} (one batch measured)"
     if line.per_sample <= 0:
         return (f"on the {line.device}, no memory that grows with the batch could be measured "
                 f"(peak {at_largest}: the fixed part dominates)")
@@ -137,7 +139,7 @@ def _line_finding(lines: list[MemoryLine]) -> Finding:
         "memory",
         [head.host, head.workload, head.case],
         f"{head.workload}: memory per sample",
-        f"{with_case(head.workload, head.case)} needs "
+        f"{with_case(head.workload, head.case)} needs, "
         + "; ".join(describe_line(x) for x in lines)
         + ".",
         explanation=(

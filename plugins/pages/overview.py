@@ -188,9 +188,9 @@ def _speedup_text(row: Any) -> str:
 
 
 def _at_text(row: Any, size: Callable[[Any], str]) -> str:
-    if row.axis is None or row.at != row.at:
+    if row.axis is None or row.at_size != row.at_size:
         return ""
-    at = f"{row.axis} {size(row.at)}"
+    at = f"{row.axis} {size(row.at_size)}"
     if row.speedup != row.speedup:
         return f"flagged {', '.join(row.largest_reasons)} at every {row.axis} up to {size(row.largest)}"
     if row.largest == row.largest:
@@ -201,7 +201,7 @@ def _at_text(row: Any, size: Callable[[Any], str]) -> str:
 def chart_text(site: Site, table: pd.DataFrame) -> str:
     parts = [f"{row.workload} on {row.series}: {format_ratio(row.speedup)} (95% interval "
              f"{format_ratio(row.low)}–{format_ratio(row.high)}) at {row.axis} "
-             f"{site.tables.value_text(row.workload, str(row.axis), row.at)}"
+             f"{site.tables.value_text(row.workload, str(row.axis), row.at_size)}"
              for row in table.itertuples()]
     return ("Speedup over the CPU of each workload's default case at its largest trustworthy "
             "size. " + "; ".join(parts) + ".")

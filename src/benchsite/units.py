@@ -85,8 +85,8 @@ def format_bytes(value: float | None) -> str:
     """A size in bytes, binary units: ``64 KiB``, ``1 GiB``, ``1.5 MiB``, ``512 B``."""
     if value is None or not math.isfinite(value):
         return "–"
-    for unit, scale in BINARY_UNITS:
-        if abs(value) >= scale:
+    for unit, scale in BINARY_UNITS:  # from 1000 of a unit on, the next: 0.99 GiB, not 1017 MiB
+        if abs(value) >= scale * 1000 / 1024:
             return f"{plain(value / scale)} {unit}"
     return f"{plain(value)} B"
 

@@ -31,7 +31,7 @@ PLAIN: dict[str, Any] = {
 }  # fmt: skip
 COLUMNS = [
     "host", "device", "series", "gpu_label", "workload", "variant", "plain", "params", "axis",
-    "at", "speedup", "low", "high", "cpu_row", "gpu_row", "largest", "largest_reasons",
+    "at_size", "speedup", "low", "high", "cpu_row", "gpu_row", "largest", "largest_reasons",
     "kernel_outcome", "kernel_from", "kernel_below", "kernel_reasons", "copies_outcome",
     "copies_from", "copies_below", "copies_reasons", "evidence",
 ]  # fmt: skip
@@ -77,7 +77,7 @@ def _answer(group: pd.DataFrame, crossovers: pd.DataFrame) -> dict[str, Any]:
         "host": chosen.host, "device": chosen.device, "series": chosen.series,
         "gpu_label": chosen.gpu_label, "workload": chosen.workload, "variant": variant,
         "plain": is_plain(chosen.params), "params": chosen.params, "axis": chosen.axis,
-        "at": chosen.axis_value, "speedup": chosen.speedup if len(usable) else math.nan,
+        "at_size": chosen.axis_value, "speedup": chosen.speedup if len(usable) else math.nan,
         "low": chosen.low, "high": chosen.high, "cpu_row": chosen.cpu_row, "gpu_row": chosen.gpu_row,
         "largest": largest.axis_value if passed_over else math.nan,
         "largest_reasons": tuple(largest.reasons) if passed_over else (),
