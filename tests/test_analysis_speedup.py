@@ -66,8 +66,10 @@ def test_known_crossover_interpolated_log_log_with_and_without_transfers(tmp_pat
     assert crossings[False].below == (64.0, pytest.approx(0.5))
     assert crossings[True].crossover == pytest.approx(512.0)
     (found,) = crossover_findings(Tables.of(results))
-    assert "size ≈ 128" in found.answer and "size ≈ 512" in found.answer
-    assert "interpolated" in found.answer
+    # prose names measured sizes (the interpolated crossover is no size anyone ran)
+    assert "from size 256 on" in found.answer and "from size 1,024 on" in found.answer
+    assert "≈" not in found.answer
+    assert "Interpolated" in found.explanation and "near 128" in found.explanation
     assert len(found.evidence) == len(rows)
 
 

@@ -130,7 +130,7 @@ def test_finding_numbers_read_as_words_with_units():
 
     assert views._key_text("best_share") == "best share"
     assert views._value_text(0.7023, "best_share") == "70%"
-    assert views._value_text({"DDP": 2.2e10}, "peak_bytes") == "DDP: 22 GB"
+    assert views._value_text({"DDP": 2.2e10}, "peak_bytes") == "DDP: 20.5 GiB"  # binary units
     assert views._value_text({"cuda:0": {"usd_per_hour": None}}) == "cuda:0: usd per hour: –"
 
 

@@ -8,6 +8,7 @@ once, in :mod:`benchsite.tables`; what is here only reads rows and words finding
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import operator
@@ -23,7 +24,14 @@ from benchsite.tables import (
     precision_of,  # noqa: F401 - re-exported: the tables define it
 )
 from benchsite.tables.speedups import without  # noqa: F401 - likewise
-from benchsite.units import format_number, format_seconds
+from benchsite.units import (
+    faster_or_slower,
+    format_bytes,
+    format_percent,
+    format_ratio,
+    format_seconds,
+    format_value,
+)
 
 ACCELERATOR_KINDS = ("cuda", "mps")
 # the memory collector's peak metric of each device kind
@@ -193,10 +201,8 @@ def scope(rows: Iterable[Any]) -> dict[str, list[str]]:
 
 
 def ratio(value: float) -> str:
-    """``12.3×``; two significant digits below 10, whole numbers above."""
-    if not math.isfinite(value):
-        return "–"
-    return f"{value:.2g}×" if value < 10 else f"{value:.0f}×"
+    """``12×``, ``2.4×``: :func:`benchsite.units.format_ratio`."""
+    return format_ratio(value)
 
 
 def ratio_ci(value: float, low: float, high: float) -> str:
@@ -205,8 +211,8 @@ def ratio_ci(value: float, low: float, high: float) -> str:
 
 
 def faster(value: float) -> str:
-    """A speedup in words: ``64× faster`` or, below 1, ``2× slower``."""
-    return f"{ratio(value)} faster" if value >= 1 else f"{ratio(1 / value)} slower"
+    """A speedup in words: ``64× faster``, below 1 ``2× slower``, ``about as fast`` at 1×."""
+    return faster_or_slower(value)
 
 
 def suspect_lines(pairs: pd.DataFrame) -> list[str]:
@@ -224,34 +230,36 @@ def reasons_text(reasons: Iterable[str]) -> str:
     return "flagged " + ", ".join(reasons)
 
 
-def crossover_case(c: Any) -> str:
+def crossover_case(c: Any, in_bytes: bool = False) -> str:
     """A crossover's case in words, without the swept value and the copies: ``bf16``."""
-    return case_text(c.case_params, skip=[str(c.axis), "include_transfer"])
+    return case_text(c.case_params, skip=[str(c.axis), "include_transfer"], in_bytes=in_bytes)
 
 
-def describe_crossover(c: Any) -> str:
+def describe_crossover(c: Any, in_bytes: bool = False) -> str:
     """One sentence: where the GPU wins in one series (a row of
-    :attr:`benchsite.tables.Tables.crossovers`)."""
+    :attr:`benchsite.tables.Tables.crossovers`), in measured sizes (an interpolated
+    "size ≈ 27" is no size anyone ran); ``in_bytes``: its size counts bytes."""
     copies = " including host↔device copies" if c.include_transfer else ""
-    where = f"{with_case(c.workload, crossover_case(c))} on the {c.gpu_label}{copies}"
+    where = f"{with_case(c.workload, crossover_case(c, in_bytes))} on the {c.gpu_label}{copies}"
+    value = functools.partial(number_text, in_bytes=in_bytes and c.axis == "size")
     if c.outcome == "gpu-always":
         return (
             f"{where}: the GPU wins at every measured {c.axis}, from the smallest "
-            f"({number_text(c.first[0])}: {ratio(c.first[1])}); smaller ones were not measured."
+            f"({value(c.first[0])}: {ratio(c.first[1])})."
         )
     if c.outcome == "cpu-always":
         return (
             f"{where}: the CPU wins at every measured {c.axis}, up to the largest "
-            f"({number_text(c.last[0])}: GPU {ratio(c.last[1])})."
+            f"({value(c.last[0])}: the GPU is {faster(c.last[1])})."
         )
     return (
-        f"{where}: the GPU is faster from {c.axis} ≈ {number_text(c.crossover)} on (interpolated "
-        f"between the measured {number_text(c.below[0])} and {number_text(c.above[0])})."
+        f"{where}: the GPU wins from {c.axis} {value(c.above[0])} on ({ratio(c.above[1])}); "
+        f"at {value(c.below[0])} the CPU is as fast or faster."
     )
 
 
 def percent(value: float) -> str:
-    return f"{value * 100:.0f}%" if abs(value) >= 0.01 else f"{value * 100:.1g}%"
+    return format_percent(value)
 
 
 BOOLEAN_WORDS = {
@@ -263,8 +271,9 @@ BOOLEAN_WORDS = {
 }
 
 
-def case_text(params: Mapping[str, Any], skip: Iterable[str] = ()) -> str:
-    """``batch 64, fp32`` — a case's parameters in words, for titles and answers."""
+def case_text(params: Mapping[str, Any], skip: Iterable[str] = (), in_bytes: bool = False) -> str:
+    """``batch 64, fp32`` — a case's parameters in words, for titles and answers; with
+    ``in_bytes`` its ``size`` counts bytes (``size 64 KiB``)."""
     parts = []
     skip = set(skip)
     for name, value in sorted(params.items()):
@@ -276,20 +285,15 @@ def case_text(params: Mapping[str, Any], skip: Iterable[str] = ()) -> str:
         elif name in ("precision", "dtype", "op", "direction", "model", "scaling"):
             parts.append(str(value))
         else:
-            parts.append(f"{name} {number_text(value)}")
+            words = name.replace("_", " ")
+            parts.append(f"{words} {number_text(value, in_bytes and name == 'size')}")
     return ", ".join(parts)
 
 
-def number_text(value: Any) -> str:
-    """A parameter value for prose: ``27``, ``0.5``; from 10,000 on with an SI prefix (``49.4 k``,
-    ``1.07 G``) — a copy's size in bytes reads badly as ``1073741824``."""
-    if value is None:
-        return "–"
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return str(value)
-    if abs(value) >= 10_000:
-        return format_number(value)
-    return f"{value:.0f}" if abs(value) >= 10 else f"{value:.2g}"
+def number_text(value: Any, in_bytes: bool = False) -> str:
+    """A parameter value for prose: ``27``, ``0.5``, ``8,192``; a size that counts bytes in
+    binary units (``1 GiB``): :func:`benchsite.units.format_value`."""
+    return format_value(value, in_bytes)
 
 
 def with_case(workload: str, case: str) -> str:
@@ -305,7 +309,7 @@ def transfer_text(params: Mapping[str, Any]) -> str:
 
 
 def bytes_text(value: float | None) -> str:
-    return format_number(value, "B") if value is not None else "–"
+    return format_bytes(value)
 
 
 def seconds_text(value: float | None) -> str:
@@ -340,9 +344,17 @@ def memory_saved(item: Any) -> float | None:
     return 1 - after / before if before and after is not None else None
 
 
-def case_words(key: str) -> str:
+def memory_change(saved: float) -> str:
+    """A share of peak memory saved, in words: ``falls by 46%``, ``grows by 6%``, ``stays the
+    same`` (never ``changes by -0%``)."""
+    if percent(saved) == "0%":
+        return "stays the same"
+    return f"falls by {percent(saved)}" if saved > 0 else f"grows by {percent(-saved)}"
+
+
+def case_words(key: str, in_bytes: bool = False) -> str:
     """An effect's ``case`` key (JSON of the other parameters) in words."""
-    return case_text(json.loads(key)) or "default"
+    return case_text(json.loads(key), in_bytes=in_bytes) or "default"
 
 
 # -- answers: FAQ, recommendations, claims ------------------------------------------------------
@@ -419,3 +431,34 @@ def transfers_sentence(table: pd.DataFrame) -> str:
 def rows_of(table: pd.DataFrame) -> list[str]:
     """The CPU and GPU row ids of a speedup table."""
     return list(table["cpu_row"]) + list(table["gpu_row"])
+
+
+SHORT_BULLETS = 8  # an answer shows this many bullets; the rest sit behind its "More"
+
+
+def short_answer(lead: str, bullets: Iterable[str], more: str = "") -> tuple[str, str]:
+    """(answer, explanation) of a FAQ or claim: one leading sentence and at most
+    :data:`SHORT_BULLETS` distinct bullets; the other bullets and ``more`` (how it was worked
+    out) go to the explanation, which pages show behind a "More" disclosure."""
+    lines = list(dict.fromkeys(line if line.startswith("- ") else f"- {line}"
+                               for line in bullets if line.strip()))
+    shown, rest = lines[:SHORT_BULLETS], lines[SHORT_BULLETS:]
+    answer = lead + ("\n\n" + "\n".join(shown) if shown else "")
+    extra = [*(["\n".join(rest)] if rest else []), *([more] if more else [])]
+    return answer, "\n\n".join(extra)
+
+
+def host_order(tables: Tables) -> dict[str, int]:
+    """Each host's place when answers list hosts: the main hosts first, small or CI hosts
+    (:attr:`benchsite.tables.Tables.small_hosts`) last."""
+    hosts = sorted(tables.ok["host"].astype(str).unique()) if not tables.ok.empty else []
+    small = tables.small_hosts
+    return {host: index + (len(hosts) if host in small else 0) for index, host in enumerate(hosts)}
+
+
+def by_host(findings: list[Finding], order: Mapping[str, int]) -> list[Finding]:
+    """``findings`` with those of the main hosts first (stable otherwise)."""
+    def place(f: Finding) -> int:
+        return min((order.get(h, len(order)) for h in f.scope.get("hosts", [])), default=0)
+
+    return sorted(findings, key=place)

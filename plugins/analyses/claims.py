@@ -15,18 +15,21 @@ from typing import Any
 from benchsite.plugins._shared.findings import (
     RUN_GPU,
     answered,
+    by_host,
     bytes_text,
     case_text,
     case_words,
     describe_crossover,
     device_label,
+    host_order,
     is_accelerator,
+    memory_change,
     memory_saved,
-    percent,
     ratio,
     ratio_ci,
     reasons_text,
     rows_of,
+    short_answer,
     speedups_of,
     technique_table,
     unanswered,
@@ -34,6 +37,7 @@ from benchsite.plugins._shared.findings import (
 
 from benchsite import Analysis, Finding, hookimpl
 from benchsite.tables import Tables
+from benchsite.units import faster_or_slower, plural
 
 KIND = "claim"
 DATA_PARALLEL = ("ddp-train", "fsdp-train")
@@ -56,9 +60,11 @@ def claim_findings(tables: Tables, findings: list[Finding]) -> list[Finding]:
 
 
 def verdict(key: str, claim: str, verdict_: str, answer: str, evidence: list[str],
-            explanation: str = "") -> Finding:
-    return answered(KIND, key, claim, f"{verdict_.capitalize()}: {answer}", evidence,
-                    verdict=verdict_, question=claim, explanation=explanation)
+            explanation: str = "", bullets: list[str] | None = None) -> Finding:
+    """A claim's verdict: one sentence, at most eight bullets, the rest behind "More"."""
+    text, more = short_answer(f"{verdict_.capitalize()}: {answer}", bullets or [], explanation)
+    return answered(KIND, key, claim, text, evidence, verdict=verdict_, question=claim,
+                    explanation=more)
 
 
 def untested(key: str, claim: str, what_to_run: str) -> Finding:
@@ -95,18 +101,21 @@ def cpu_for_small(tables: Tables, findings: list[Finding]) -> Finding:
         return untested("cpu-small", claim, RUN_GPU)
     cpu_first = [c for c in items if c.outcome in ("crosses", "cpu-always")]
     evidence = [r for c in items for r in c.evidence]
-    lines = "\n".join(f"- {describe_crossover(c)}" for c in items)
-    lines += "".join(f"\n- Suspect, not counted ({reasons_text(c.reasons)}): "
-                     f"{describe_crossover(c)}" for c in swept if c.suspect)
+    sized = tables.byte_sized
+    lines = [describe_crossover(c, c.workload in sized) for c in
+             sorted(items, key=lambda c: c.outcome == "gpu-always")]
+    left_out = "\n".join(f"- Left out, {reasons_text(c.reasons)}: "
+                          f"{describe_crossover(c, c.workload in sized)}"
+                          for c in swept if c.suspect)
     if len(cpu_first) == len(items):
         return verdict("cpu-small", claim, "supported", "in every swept workload the CPU wins at "
-                       "the smallest measured size.", evidence, lines)
+                       "the smallest measured size.", evidence, left_out, lines)
     if not cpu_first:
         return verdict("cpu-small", claim, "contradicted", "the GPU wins even at the smallest "
-                       "measured size of every swept workload.", evidence, lines)
+                       "measured size of every swept workload.", evidence, left_out, lines)
     names = ", ".join(sorted({c.workload for c in cpu_first}))
     return verdict("cpu-small", claim, "depends", f"on the workload: the CPU wins small cases of "
-                   f"{names}, but not of the others.", evidence, lines)
+                   f"{names}, but not of the others.", evidence, left_out, lines)
 
 
 def max_batches(findings: list[Finding]) -> list[dict[str, Any]]:
@@ -145,11 +154,11 @@ def cpu_no_memory_limit(tables: Tables, findings: list[Finding]) -> Finding:
         return verdict("cpu-memory", claim, "contradicted", f"the CPU of {row.host} has "
                        f"{size / 2**30:.0f} GiB of RAM, shared with everything else it runs.",
                        [str(row.row_id)])
-    parts = "; ".join(f"{d['max_batch']:,.0f} on the {d['label']} ({d['host']}, {d['case']})"
-                      for d in cpu)
-    return verdict("cpu-memory", claim, "contradicted", f"the CPU's memory is finite too — the "
-                   f"largest training batch found: {parts}. " + _compared(findings),
-                   _memory_rows(findings))
+    parts = [f"{d['max_batch']:,.0f} on the {d['label']} of {d['host']} ({d['case']}, within "
+             f"a {bytes_text(d['limit_bytes'])} budget)" for d in cpu]
+    return verdict("cpu-memory", claim, "contradicted", "the CPU's memory is finite too. "
+                   + _compared(findings), _memory_rows(findings),
+                   bullets=[f"Largest training batch: {part}." for part in parts])
 
 
 def gpu_memory_limits(tables: Tables, findings: list[Finding]) -> Finding:
@@ -161,11 +170,11 @@ def gpu_memory_limits(tables: Tables, findings: list[Finding]) -> Finding:
         parts = "; ".join(f"{d['max_batch']:,.0f} on the {d['label']} "
                           f"({bytes_text(d['memory_bytes'])}, {d['case']})" for d in gpu)
         return verdict("gpu-memory", claim, "supported", f"the batch stops where GPU memory "
-                       f"does: at most {parts}. " + _compared(findings),
-                       _memory_rows(findings) + ooms)
+                       f"does: at most {parts}.", _memory_rows(findings) + ooms,
+                       bullets=[_compared(findings)])
     if ooms:
-        return verdict("gpu-memory", claim, "supported", f"{len(ooms)} case(s) ran out of "
-                       "memory (their newest run).", ooms)
+        return verdict("gpu-memory", claim, "supported", f"{plural(len(ooms), 'case')} ran "
+                       "out of memory (their newest run).", ooms)
     return untested("gpu-memory", claim, "Run `benchsite run -w max-batch` on a GPU machine.")
 
 
@@ -174,9 +183,11 @@ def effects(tables: Tables, technique: str) -> list[dict[str, Any]]:
     effects table, with the case and the device in words."""
     table = technique_table(tables, technique)
     return [
-        {"value": e.value, "workload": e.workload, "case": case_words(e.case),
+        {"value": e.value, "workload": e.workload,
+         "case": case_words(e.case, e.workload in tables.byte_sized),
          "device": device_label(e), "speedup": e.speedup, "low": e.low, "high": e.high,
-         "memory_saved": memory_saved(e), "evidence": (e.baseline_row, e.row_id)}
+         "memory_saved": memory_saved(e), "evidence": (e.baseline_row, e.row_id),
+         "kind": str(e.device_kind)}
         for e in table.itertuples() if not e.suspect
     ]
 
@@ -190,28 +201,37 @@ def _technique_claim(key: str, claim: str, technique: str, run: str,
         faster = [e for e in found if e["low"] > 1.05]
         slower = [e for e in found if e["high"] < 0.95]
         evidence = sorted({r for e in found for r in e["evidence"]})
-        lines = "\n".join(f"- {e['workload']} ({e['case']}) on the {e['device']}: "
-                          f"{ratio_ci(e['speedup'], e['low'], e['high'])}" for e in found)
+        lines = [f"{e['workload']} ({_named(technique, e)}) on the {e['device']}: "
+                 f"{ratio_ci(e['speedup'], e['low'], e['high'])}"
+                 for e in sorted(found, key=lambda e: -e["speedup"])]
         if len(faster) == len(found):
             return verdict(key, claim, "supported", f"faster in all {len(found)} measured "
-                           f"cases ({_summary(found)}).", evidence, lines)
+                           f"cases ({_summary(found)}).", evidence, bullets=lines)
         if not faster:
             where = ", ".join(sorted({e["device"] for e in found}))
             return verdict(key, claim, "contradicted", f"faster in none of {len(found)} "
                            f"measured cases on {where} ({len(slower)} clearly slower).",
-                           evidence, lines)
+                           evidence, bullets=lines)
         devices = ", ".join(sorted({e["device"] for e in faster}))
         return verdict(key, claim, "depends", f"on the device and case: faster in "
-                       f"{len(faster)} of {len(found)} cases (on {devices}).", evidence, lines)
+                       f"{len(faster)} of {len(found)} cases (on {devices}).", evidence,
+                       bullets=lines)
 
     return check  # type: ignore[return-value]
+
+
+def _named(technique: str, effect: dict[str, Any]) -> str:
+    """An effect's case with the technique's value named first: ``bf16, batch 256``."""
+    value = effect["value"]
+    named = str(value) if technique == "precision" else ""
+    return ", ".join(part for part in (named, effect["case"]) if part)
 
 
 def _summary(found: list[dict[str, Any]]) -> str:
     """The typical effect over the cases: ``1.9× faster (median of 4 cases, 1.5× to 2.3×)``."""
     speedups = sorted(e["speedup"] for e in found)
     mid = speedups[len(speedups) // 2]
-    direction = f"{ratio(mid)} faster" if mid >= 1 else f"{ratio(1 / mid)} slower"
+    direction = faster_or_slower(mid)
     if len(found) == 1:
         e = found[0]
         return f"{direction} ({ratio_ci(e['speedup'], e['low'], e['high'])} speed ratio)"
@@ -221,16 +241,24 @@ def _summary(found: list[dict[str, Any]]) -> str:
 
 def _memory_claim(tables: Tables, key: str, claim: str, technique: str,
                   run: str) -> Finding:
-    found = [e for e in effects(tables, technique) if e["memory_saved"] is not None]
+    measured = [e for e in effects(tables, technique) if e["memory_saved"] is not None]
+    # a GPU's peak allocated memory is exact; a CPU's resident set also counts allocator caches,
+    # so the CPU decides only where no accelerator measured the technique
+    found = [e for e in measured if e["kind"] != "cpu"] or measured
     if not found:
         return untested(key, claim, run)
     saved = sorted(e["memory_saved"] for e in found)
     evidence = sorted({r for e in found for r in e["evidence"]})
     mid = saved[len(saved) // 2]
     v = "supported" if saved[0] > 0.05 else "contradicted" if saved[-1] <= 0.05 else "depends"
-    return verdict(key, claim, v, f"peak memory changes by {percent(-mid)} in the typical case "
-                   f"(from {percent(-saved[-1])} to {percent(-saved[0])}, {len(saved)} cases).",
-                   evidence)
+    where = "GPU" if found[0]["kind"] != "cpu" else "CPU resident"
+    lines = [f"{e['workload']} ({_named(technique, e)}) on the {e['device']}: "
+             f"{memory_change(e['memory_saved'])}" for e in sorted(found, key=lambda e: -e["memory_saved"])]
+    cpu = [e for e in measured if e not in found]
+    more = ("On the CPU (resident memory, which also counts allocator caches): " + "; ".join(
+        f"{e['workload']} {memory_change(e['memory_saved'])}" for e in cpu) + ".") if cpu else ""
+    return verdict(key, claim, v, f"peak {where} memory {memory_change(mid)} in the typical case of "
+                   f"{plural(len(saved), 'case')}.", evidence, more, bullets=lines)
 
 
 def checkpointing_memory(tables: Tables, findings: list[Finding]) -> Finding:
@@ -246,22 +274,23 @@ def pruning_memory(tables: Tables, findings: list[Finding]) -> Finding:
 
 def cpu_threads_limited(tables: Tables, findings: list[Finding]) -> Finding:
     claim = "Parallelizing on the CPU brings less than on the GPU: CPU thread scaling is limited."
-    curves = [f for f in findings if f.kind == "cpu-threads" and f.evidence]
+    curves = [f for f in findings if f.kind == "cpu-threads" and "scales" in f.numbers]
     if not curves:
         return untested("cpu-threads", claim, "Run `benchsite run -w cpu-threads`.")
     flat = [f for f in curves if not f.numbers.get("scales")]
     evidence = [r for f in curves for r in f.evidence]
-    lines = "\n".join(f"- {f.title.removeprefix('CPU thread scaling: ')}: "
-                      f"{ratio(f.numbers['speedup'])} on {f.numbers['threads']} threads"
-                      for f in curves)
+    lines = [f"{f.title.removeprefix('CPU thread scaling: ')} on {f.scope['hosts'][0]}: "
+             f"{ratio(f.numbers['speedup'])} on {plural(f.numbers['threads'], 'thread')}"
+             for f in by_host(curves, host_order(tables))]
     if len(flat) == len(curves):
         return verdict("cpu-threads", claim, "supported", "no measured op reaches half of "
-                       "linear scaling on all threads.", evidence, lines)
+                       "linear scaling on all threads.", evidence, bullets=lines)
     if not flat:
         return verdict("cpu-threads", claim, "contradicted", "every measured op scales to at "
-                       "least half of linear on all threads.", evidence, lines)
+                       "least half of linear on all threads.", evidence, bullets=lines)
     return verdict("cpu-threads", claim, "depends", f"on the op: {len(flat)} of {len(curves)} "
-                   "do not scale (see the CPU threads findings for why).", evidence, lines)
+                   "do not scale (see the CPU threads findings for why).", evidence,
+                   bullets=lines)
 
 
 def data_parallel(tables: Tables, findings: list[Finding]) -> Finding:
@@ -280,7 +309,7 @@ def data_parallel(tables: Tables, findings: list[Finding]) -> Finding:
     answer = (f"several GPUs did {low:.2f}× ({worst.title}) to {high:.2f}× ({best.title}) the "
               "training work per second of one.")
     return verdict("data-parallel", claim, v, answer, evidence,
-                   "\n".join(f"- {f.answer}" for _, f in gains))
+                   bullets=[f.answer.split("\n")[0] for _, f in gains])
 
 
 def _gain_at_most_devices(found: Finding) -> float:
@@ -300,7 +329,7 @@ def not_all_ops(tables: Tables, findings: list[Finding]) -> Finding:
                        "the CPU in every measured case.", rows_of(table))
     names = ", ".join(sorted(set(slow["workload"])))
     return verdict("not-all-ops", claim, "supported", f"the CPU is faster in {len(slow)} of "
-                   f"{len(table)} measured cases ({names}).", rows_of(slow))
+                   f"{plural(len(table), 'measured case')} ({names}).", rows_of(slow))
 
 
 CLAIMS: list[Callable[[Tables, list[Finding]], Finding]] = [

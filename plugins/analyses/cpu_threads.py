@@ -23,10 +23,12 @@ from benchsite.plugins._shared.findings import (
     percent,
     ratio,
     reasons_text,
+    seconds_text,
 )
 
 from benchsite import Analysis, Finding, hookimpl
 from benchsite.tables import Tables
+from benchsite.units import plural
 
 WORKLOAD = "cpu-threads"
 SCALING_EFFICIENCY = 0.5
@@ -66,7 +68,73 @@ def thread_curves(tables: Tables) -> list[pd.DataFrame]:
 def cpu_thread_findings(tables: Tables) -> list[Finding]:
     curves = thread_curves(tables)
     advice = [thread_advice(curve) for curve in curves if not scales(curve)]
-    return [curve_finding(curve) for curve in curves] + advice
+    twins = [found for curve in curves if (found := same_op_elsewhere(tables, curve))]
+    return [curve_finding(curve) for curve in curves] + advice + twins
+
+
+# each op of cpu-threads is the case of another workload at one thread count: the two must agree
+SAME_CASE = {
+    "matmul": ("matmul", {"size": 1024, "precision": "fp32"}),
+    "mlp-step": ("mlp-train", {"batch": 256, "precision": "fp32"}),
+}
+AGREE = 0.05  # medians further apart than this get a finding that shows why
+
+
+def same_op_elsewhere(tables: Tables, curve: pd.DataFrame) -> Finding | None:
+    """Where an op at the most threads was also measured by its own workload on the same CPU
+    with as many threads, and the two medians differ by more than :data:`AGREE`: both rows,
+    and how differently they were timed (samples, calls per sample, warm-up), so that a
+    reader sees why one site shows two times for one computation."""
+    top = curve.iloc[-1]
+    workload, params = SAME_CASE.get(str(top.p.get("op")), (None, None))
+    rows = tables.ok.set_index("row_id", drop=False)
+    here = rows.loc[str(top.row_id)]
+    twin = rows[(rows["host"] == top.host) & (rows["device"] == here.device)
+                & (rows["workload"] == workload) & (rows["threads"] == here.threads)
+                & rows["p"].map(lambda p: p == params).to_numpy(bool)]
+    if twin.empty:
+        return None
+    there = twin.iloc[0]
+    apart = float(here.median_s) / float(there.median_s) - 1
+    if abs(apart) <= AGREE:
+        return None
+    return _twin_finding(here, there, apart)
+
+
+def _twin_finding(here: Any, there: Any, apart: float) -> Finding:
+    threads = plural(int(here.threads), "thread")
+    overlap = here.ci_low_s <= there.ci_high_s and there.ci_low_s <= here.ci_high_s
+    answer = (
+        f"The same {here.p.get('op')} on {threads} of {here.host}'s CPU took "
+        f"{seconds_text(there.median_s)} in the {there.workload} workload and "
+        f"{seconds_text(here.median_s)} in {WORKLOAD} ({percent(abs(apart))} "
+        f"{'slower' if apart > 0 else 'faster'} here; the 95% intervals "
+        f"{'overlap' if overlap else 'do not overlap'}). The two were timed differently: "
+        f"{_timing(there)} there, {_timing(here)} here; their fastest samples are "
+        f"{seconds_text(there.min_s)} and {seconds_text(here.min_s)}."
+    )
+    return finding(
+        "cpu-threads", [here.host, here.p.get("op"), "twin"],
+        f"{here.p.get('op')}: {WORKLOAD} and {there.workload} disagree by {percent(abs(apart))}",
+        answer,
+        explanation=(
+            "A multi-threaded CPU op is sensitive to how it is sampled: with one call per "
+            "sample the thread pool may go idle between samples and wake for each call. "
+            "Compare cases within one workload; across workloads, allow for a difference "
+            "of this size."
+        ),
+        numbers={"apart": apart, "median_s": [float(there.median_s), float(here.median_s)]},
+        evidence=[str(there.row_id), str(here.row_id)],
+        scope={"hosts": [str(here.host)], "devices": [str(here.device_model)],
+               "workloads": [WORKLOAD, str(there.workload)]},
+        strength="moderate", workload=WORKLOAD,
+    )  # fmt: skip
+
+
+def _timing(row: Any) -> str:
+    """``44 samples of 2 calls after 114 warm-up calls``."""
+    return (f"{plural(int(row.n_samples), 'sample')} of {plural(int(row.calls_per_sample), 'call')}"
+            f" after {plural(int(row.warmup_calls), 'warm-up call')}")
 
 
 def scales(curve: pd.DataFrame) -> bool:
@@ -125,7 +193,7 @@ def _reasons(rows: pd.DataFrame) -> list[str]:
 
 
 def _threads(count: int) -> str:
-    return "1 thread" if count == 1 else f"{count} threads"
+    return plural(count, "thread")
 
 
 def thread_advice(curve: pd.DataFrame) -> Finding:
@@ -134,7 +202,7 @@ def thread_advice(curve: pd.DataFrame) -> Finding:
     return answered(
         "recommendation", f"threads-{top.host}-{top.series}", f"CPU threads for {top.series}",
         f"Use about {_threads(int(best.threads_param))} for {top.series} on {top.host}: more "
-        f"add nothing ({ratio(top.speedup)} at {int(top.threads_param)} threads). "
+        f"add little ({ratio(top.speedup)} at {int(top.threads_param)} threads). "
         f"Why: {why_not_scaling(top, best)}", curve["row_id"], workload=WORKLOAD,
     )
 
@@ -165,18 +233,35 @@ def why_not_scaling(top: Any, best: Any) -> str:
             f"the op is memory-bound ({flops / size:.1f} FLOPs per byte moved): memory "
             "bandwidth, shared by all cores, is the limit, not arithmetic."
         )
+    most, at = int(top.threads_param), int(best.threads_param)
+    if at == most:  # still growing at the most threads measured: say only that
+        return (
+            f"the speedup still grows up to the most threads measured ({most}), but each "
+            f"thread adds less than half its share ({percent(top.efficiency)} efficiency): "
+            "the work per thread is small, or the cores share memory bandwidth and caches."
+        )
     return (
-        f"the best speedup ({ratio(best.speedup)}) comes at {int(best.threads_param)} threads; "
-        "beyond that the work per thread is too small to pay for synchronizing them, or the "
-        "cores share one memory bus (hyper-threads count as cores here)."
+        f"the best speedup ({ratio(best.speedup)}) comes at {at} threads and the measured "
+        f"counts above it, up to {most}, add nothing: the work per thread is too small to pay "
+        "for synchronizing them, or the cores share memory bandwidth and caches."
+        + _smt(top)
     )
+
+
+def _smt(row: Any) -> str:
+    """A note on hyper-threads only where the device info says logical CPUs outnumber cores."""
+    logical, physical = info_value(row, "logical_cpus"), info_value(row, "physical_cores")
+    if logical and physical and logical > physical:
+        return (f" This CPU has {physical} cores for {logical} logical CPUs: threads beyond "
+                f"{physical} share cores.")
+    return ""
 
 
 def _table(curve: pd.DataFrame) -> str:
     lines = ["| threads | median time | speedup | efficiency |", "|---|---|---|---|"]
     for row in curve.itertuples():
         lines.append(
-            f"| {row.threads_param} | {row.median_s * 1e3:.3g} ms | {ratio(row.speedup)} | "
+            f"| {row.threads_param} | {seconds_text(row.median_s)} | {ratio(row.speedup)} | "
             f"{percent(row.efficiency)} |"
         )
     return "\n".join(lines)

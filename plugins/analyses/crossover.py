@@ -9,6 +9,7 @@ to the one without. A crossover that rests on a suspect pair says so, with the r
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from benchsite.plugins._shared.findings import (
@@ -42,22 +43,20 @@ def crossover_findings(tables: Tables) -> list[Finding]:
         return []
     grouped: dict[tuple[str, str, str, str], list[Any]] = {}
     for c in crossings.itertuples():
-        case = crossover_case(c)
+        case = crossover_case(c, c.workload in tables.byte_sized)
         grouped.setdefault((c.host, c.gpu_label, c.workload, case), []).append(c)
-    return [_finding(sorted(items, key=lambda c: c.include_transfer), key[3])
+    return [_finding(sorted(items, key=lambda c: c.include_transfer), key[3],
+                     key[2] in tables.byte_sized)
             for key, items in grouped.items()]
 
 
-def _finding(items: list[Any], case: str) -> Finding:
+def _finding(items: list[Any], case: str, in_bytes: bool) -> Finding:
     head = items[0]
-    answer = " ".join(describe_crossover(c) for c in items)
+    answer = " ".join(describe_crossover(c, in_bytes) for c in items)
     suspect = [c for c in items if c.suspect]
     if suspect and len(suspect) == len(items):
         answer = f"Suspect ({reasons_text(_reasons(suspect))}): {answer}"
-    explanation = "\n".join(f"- {_detail(c)}" for c in items) + (
-        "\n- Speedups between measured values are interpolated on log-log axes; the "
-        "crossover is an estimate between the two measured values named, not a measurement."
-    )
+    explanation = "\n".join(f"- {_detail(c, in_bytes)}" for c in items)
     return finding(
         "crossover",
         [head.host, head.gpu_label, head.workload, case],
@@ -90,18 +89,20 @@ def _key(c: Any) -> str:
     return "with_transfer" if c.include_transfer else "without_transfer"
 
 
-def _detail(c: Any) -> str:
-    copies = "with copies" if c.include_transfer else "without copies"
+def _detail(c: Any, in_bytes: bool) -> str:
+    copies = "With copies" if c.include_transfer else "Without copies"
     flagged = f" Suspect: {reasons_text(c.reasons)}." if c.suspect else ""
+    value = functools.partial(number_text, in_bytes=in_bytes and c.axis == "size")
     if c.outcome != "crosses":
         return (
-            f"{copies}: measured from {c.axis} {number_text(c.first[0])} ({ratio(c.first[1])}) to "
-            f"{number_text(c.last[0])} ({ratio(c.last[1])}).{flagged}"
+            f"{copies}: measured from {c.axis} {value(c.first[0])} ({ratio(c.first[1])}) to "
+            f"{value(c.last[0])} ({ratio(c.last[1])}).{flagged}"
         )
     return (
-        f"{copies}: at {c.axis} {number_text(c.below[0])} the GPU is at {ratio(c.below[1])} (the CPU "
-        f"wins), at {number_text(c.above[0])} at {ratio(c.above[1])}; the crossover ≈ "
-        f"{number_text(c.crossover)} lies between them.{flagged}"
+        f"{copies}: at {c.axis} {value(c.below[0])} the GPU runs at {ratio(c.below[1])} of the "
+        f"CPU's speed, at {value(c.above[0])} at {ratio(c.above[1])}. Interpolated on log-log "
+        f"axes, the two are equally fast near {value(round(c.crossover))}: an estimate between "
+        f"the measured sizes, not a measurement.{flagged}"
     )
 
 

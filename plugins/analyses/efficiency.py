@@ -1,9 +1,13 @@
 """How close does each workload run to the hardware? Achieved TFLOP/s and GB/s as a share of
 this device's measured peak.
 
-The measured peak of a device is its best ``matmul`` TFLOP/s (per precision, else the best of
-any precision) and its best ``copy`` GB/s in the store: what this device, with this software,
-demonstrably reaches. A datasheet peak would flatter nobody; a share of the measured one tells
+The measured peak of a device is its best ``matmul`` TFLOP/s per precision and its best ``copy``
+GB/s in the store, never from a row measured out of a cache or bound by launches
+(:data:`benchsite.tables.inventory.NOT_A_PEAK`): what this device, with this software,
+demonstrably reaches. A workload's TFLOP/s is held against the peak of its own precision (an
+fp32 step against the fp32 matmul, never the bf16 one), and its GB/s only where the bytes move
+through the device's own memory (not a host↔device transfer or an all-reduce, which other links
+bound). A datasheet peak would flatter nobody; a share of the measured one tells
 a reader how much a workload leaves on the table.
 """
 
@@ -16,9 +20,13 @@ from benchsite.plugins._shared.findings import device_label, finding, percent, p
 
 from benchsite import Analysis, Finding, hookimpl
 from benchsite.tables import Tables
+from benchsite.tables.inventory import NOT_A_PEAK
 from benchsite.units import format_number
 
 PEAK_FLOPS, PEAK_BYTES = "matmul", "copy"
+# workloads whose GB/s crosses another link than the device's memory (PCIe, NVLink, a network)
+OTHER_LINKS = frozenset({"transfer", "allreduce"})
+UNIT_WORDS = {"TFLOP/s": "compute rate", "GB/s": "memory bandwidth"}
 
 
 @hookimpl
@@ -37,6 +45,8 @@ def measured_peaks(rows: pd.DataFrame) -> dict[tuple[str, str], dict[str, Any]]:
     peaks: dict[tuple[str, str], dict[str, Any]] = {}
     for row in rows.itertuples():
         entry = peaks.setdefault((str(row.host), str(row.device)), {"tflops": {}, "rows": {}})
+        if NOT_A_PEAK & set(row.flags):  # a copy that fits in a cache is no peak of memory
+            continue
         if row.workload == PEAK_FLOPS and _num(row.tflops):
             key = precision_of(row.p)
             if row.tflops > entry["tflops"].get(key, 0):
@@ -47,7 +57,8 @@ def measured_peaks(rows: pd.DataFrame) -> dict[tuple[str, str], dict[str, Any]]:
 
 
 # what a share finding reads: itertuples over every column costs ~6 ms a group
-SHARE_COLUMNS = ("host", "device", "device_model", "workload", "p", "tflops", "gbps", "row_id")
+SHARE_COLUMNS = ("host", "device", "device_model", "workload", "p", "tflops", "gbps", "row_id",
+                 "flags")
 
 
 def _num(value: Any) -> bool:
@@ -62,6 +73,7 @@ def efficiency_findings(tables: Tables) -> list[Finding]:
     findings = [_peak_finding(key, peak, rows) for key, peak in peaks.items()
                 if peak["tflops"] or peak.get("gbps")]
     measured = rows[~rows["workload"].isin([PEAK_FLOPS, PEAK_BYTES])][list(SHARE_COLUMNS)]
+    measured = measured[~measured["flags"].map(lambda f: bool(NOT_A_PEAK & set(f)))]
     for (host, device, _workload), group in measured.groupby(["host", "device", "workload"],
                                                              observed=True, sort=True):
         peak = peaks.get((str(host), str(device)))
@@ -74,10 +86,10 @@ def efficiency_findings(tables: Tables) -> list[Finding]:
 def _peak_finding(key: tuple[str, str], peak: dict[str, Any], rows: pd.DataFrame) -> Finding:
     host, device = key
     row = rows[(rows["host"] == host) & (rows["device"] == device)].iloc[0]
-    parts = [f"{value:.3g} TFLOP/s ({precision})" for precision, value in
+    parts = [f"{format_number(value * 1e12, 'FLOP/s')} ({precision})" for precision, value in
              sorted(peak["tflops"].items(), key=lambda item: -item[1])]
     if peak.get("gbps"):
-        parts.append(f"{peak['gbps']:.3g} GB/s memory copy")
+        parts.append(f"{format_number(peak['gbps'] * 1e9, 'B/s')} memory copy")
     label = device_label(row)
     return finding(
         "efficiency",
@@ -85,8 +97,9 @@ def _peak_finding(key: tuple[str, str], peak: dict[str, Any], rows: pd.DataFrame
         f"Measured peak of the {label}",
         f"The {label} on {host} reaches at best " + ", ".join(parts) + ".",
         explanation=(
-            "Best matmul throughput per precision and best copy bandwidth in this store: the "
-            "ceilings the other workloads on this device are compared with."
+            "Best matmul throughput per precision and best copy bandwidth in this store, leaving "
+            "out rows measured in a cache or bound by launch overhead: the ceilings the other "
+            "workloads on this device are compared with."
         ),
         numbers={"tflops": peak["tflops"], "gbps": peak.get("gbps")},
         evidence=list(peak["rows"].values()),
@@ -99,11 +112,10 @@ def _shares(group: pd.DataFrame, peak: dict[str, Any]) -> list[tuple[Any, str, f
     """(row, unit, share of peak) for each row with a rate the peak can divide."""
     out = []
     for row in group.itertuples():
-        flop_peak = peak["tflops"].get(precision_of(row.p)) or max(peak["tflops"].values(),
-                                                                    default=None)
+        flop_peak = peak["tflops"].get(precision_of(row.p))  # the same precision, or none
         if _num(row.tflops) and flop_peak:
             out.append((row, "TFLOP/s", float(row.tflops) / flop_peak))
-        elif _num(row.gbps) and peak.get("gbps"):
+        elif _num(row.gbps) and peak.get("gbps") and row.workload not in OTHER_LINKS:
             out.append((row, "GB/s", float(row.gbps) / peak["gbps"]))
     return out
 
@@ -114,10 +126,13 @@ def _share_finding(group: pd.DataFrame, shares: list[tuple[Any, str, float]],
     typical = sorted(share for _, _, share in shares)[len(shares) // 2]
     label = device_label(best_row)
     rate = best_row.tflops if unit == "TFLOP/s" else best_row.gbps
+    scale, si = (1e12, "FLOP/s") if unit == "TFLOP/s" else (1e9, "B/s")
+    ceiling = (peak["tflops"][precision_of(best_row.p)] if unit == "TFLOP/s" else peak["gbps"])
+    precision = f" {precision_of(best_row.p)}" if unit == "TFLOP/s" else ""
     cases = f"{len(shares)} case" + ("s" if len(shares) != 1 else "")
     if best > 1:  # then the stored "peak" is no ceiling: say so instead of printing 183%
         answer = (
-            f"{best_row.workload} reaches {format_number(rate)} {unit} on the {label}, more than "
+            f"{best_row.workload} reaches {format_number(rate * scale, si)} on the {label}, more than "
             f"the best {PEAK_FLOPS if unit == 'TFLOP/s' else PEAK_BYTES} measured on it: this "
             "store does not hold the device's peak, so no share of it can be given."
         )
@@ -127,8 +142,9 @@ def _share_finding(group: pd.DataFrame, shares: list[tuple[Any, str, float]],
         )
     else:
         answer = (
-            f"{best_row.workload} reaches at best {percent(best)} of the {label}'s measured peak "
-            f"{unit} ({format_number(rate)} {unit}), typically {percent(typical)}."
+            f"{best_row.workload} reaches at best {percent(best)} of the {label}'s measured"
+            f"{precision} {UNIT_WORDS[unit]} ({format_number(rate * scale, si)} of "
+            f"{format_number(ceiling * scale, si)}), typically {percent(typical)}."
         )
         explanation = (
             f"Over {cases}. The peak is this device's best matmul (compute) or copy (memory) "

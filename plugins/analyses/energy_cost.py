@@ -13,14 +13,19 @@ from typing import Any
 
 import pandas as pd
 from benchsite.plugins._shared.findings import (
+    case_text,
     device_label,
     finding,
     metric,
     not_measured,
+    with_case,
+    without,
 )
 
 from benchsite import Analysis, Finding, hookimpl
 from benchsite.tables import Tables
+from benchsite.tables.speedups import NOT_COMPARABLE
+from benchsite.units import format_ratio, plain
 
 ENERGY_METRIC = {"cuda": "nvml.energy_j", "cpu": "cpu.energy_j"}
 
@@ -37,12 +42,17 @@ def register_analyses() -> list[Analysis]:
 
 
 def energy_table(tables: Tables) -> pd.DataFrame:
-    """Per ok row with items: joules per item and dollars per million items (NaN if absent)."""
+    """Per ok row with items: joules per item and dollars per million items (NaN if absent),
+    with its case (``case``: the parameters apart from copies, equal for the same case on any
+    device) and its swept value."""
     rows = tables.ok
     columns = ["host", "device", "label", "kind", "workload", "row_id", "j_per_item",
-               "usd_per_million"]  # fmt: skip
+               "usd_per_million", "case", "params", "axis_value"]  # fmt: skip
     if rows.empty:
         return pd.DataFrame(columns=columns)
+    # kernel-only cases (a copy-inclusive GPU time has no CPU twin) of comparable workloads
+    rows = rows[[not p.get("include_transfer") for p in rows["p"]]]
+    rows = rows[~rows["workload"].astype(str).isin(NOT_COMPARABLE)]
     records = [_record(row) for row in rows.itertuples() if row.items == row.items and row.items]
     return pd.DataFrame(records, columns=columns)
 
@@ -60,6 +70,8 @@ def _record(row: Any) -> dict[str, Any]:
         "host": str(row.host), "device": str(row.device), "label": device_label(row),
         "kind": str(row.device_kind), "workload": str(row.workload), "row_id": str(row.row_id),
         "j_per_item": per_item, "usd_per_million": usd,
+        "case": without(row.p, "include_transfer"), "params": row.p,
+        "axis_value": row.axis_value,
     }  # fmt: skip
 
 
@@ -71,7 +83,8 @@ def energy_cost_findings(tables: Tables) -> list[Finding]:
         axis=None) else []
     for (host, workload), group in table.groupby(["host", "workload"], sort=True):
         if group[["j_per_item", "usd_per_million"]].notna().any(axis=None):
-            findings.append(_finding(str(host), str(workload), group))
+            findings.append(_finding(str(host), str(workload), group,
+                                     str(workload) in tables.byte_sized))
     return findings
 
 
@@ -91,22 +104,54 @@ def _unavailable(table: pd.DataFrame) -> Finding:
     )
 
 
-def describe(item: pd.Series) -> str:
-    energy = (f"{item.j_per_item:.3g} J per item" if item.j_per_item == item.j_per_item
-              and item.j_per_item is not None else "energy unavailable")
-    cost = (f"${item.usd_per_million:.3g} per million items"
-            if item.usd_per_million == item.usd_per_million and item.usd_per_million is not None
-            else "no price")
+def _known(value: Any) -> bool:
+    return value is not None and value == value
+
+
+def describe(item: Any) -> str:
+    """One device's figures for one case: ``the NVIDIA H200 (cuda:0): 0.03 J per item, $0.05
+    per million items``."""
+    energy = (f"{plain(item.j_per_item)} J per item" if _known(item.j_per_item)
+              else "no energy counter")
+    cost = (f"${plain(item.usd_per_million)} per million items"
+            if _known(item.usd_per_million) else "no price")
     return f"the {item.label}: {energy}, {cost}"
 
 
-def _finding(host: str, workload: str, group: pd.DataFrame) -> Finding:
-    best = group.sort_values(["j_per_item", "usd_per_million"], na_position="last")
-    per_device = best.groupby("label", sort=False).head(1)
-    answer = (
-        f"{workload} on {host}, the most frugal case per device: "
-        + "; ".join(describe(item) for _, item in per_device.iterrows()) + "."
-    )
+def same_case(group: pd.DataFrame) -> pd.DataFrame:
+    """The rows of the one case both a CPU and an accelerator measured with a figure to
+    compare, at its largest swept value (the most realistic size); empty if none."""
+    known = group[group["j_per_item"].notna() | group["usd_per_million"].notna()]
+    kinds = known.groupby("case")["kind"].agg(lambda k: "cpu" in set(k) and len(set(k)) > 1)
+    shared = known[known["case"].isin(kinds.index[kinds.astype(bool)])]
+    if shared.empty:
+        return shared
+    largest = shared.sort_values("axis_value", kind="stable", na_position="first").iloc[-1]
+    return shared[shared["case"] == largest.case].drop_duplicates("label")
+
+
+def comparison(case: pd.DataFrame, column: str, what: str) -> str:
+    """``The GPU costs 36× less per item than the CPU``: the same case on both devices."""
+    cpu = case[(case["kind"] == "cpu") & case[column].notna()]
+    fast = case[(case["kind"] != "cpu") & case[column].notna()]
+    if cpu.empty or fast.empty:
+        return ""
+    ratio = float(cpu[column].iloc[0]) / float(fast[column].iloc[0])
+    less = f"{format_ratio(ratio)} less" if ratio >= 1 else f"{format_ratio(1 / ratio)} more"
+    return f" The {fast['label'].iloc[0]} {what} {less} per item than the {cpu['label'].iloc[0]}."
+
+
+def _finding(host: str, workload: str, group: pd.DataFrame, in_bytes: bool) -> Finding:
+    case = same_case(group)
+    if case.empty:  # no case on a CPU and an accelerator both: each device's own, not compared
+        case = group.sort_values("axis_value", na_position="first").groupby("label").tail(1)
+        lead = f"{workload} on {host}, not measured on a CPU and an accelerator in one case: "
+    else:
+        words = case_text(case["params"].iloc[0], skip=["include_transfer"], in_bytes=in_bytes)
+        lead = f"{with_case(workload, words)} on {host}, the same case on each device: "
+    answer = (lead + "; ".join(describe(item) for item in case.itertuples()) + "."
+              + comparison(case, "usd_per_million", "costs")
+              + comparison(case, "j_per_item", "uses"))
     return finding(
         "energy-cost",
         [host, workload],
@@ -121,9 +166,9 @@ def _finding(host: str, workload: str, group: pd.DataFrame) -> Finding:
         ),
         numbers={item.label: {"j_per_item": item.j_per_item,
                               "usd_per_million_items": item.usd_per_million}
-                 for _, item in per_device.iterrows()},
-        evidence=list(per_device["row_id"]),
-        scope={"hosts": [host], "devices": list(per_device["label"]), "workloads": [workload]},
+                 for item in case.itertuples()},
+        evidence=list(case["row_id"]),
+        scope={"hosts": [host], "devices": list(case["label"]), "workloads": [workload]},
         strength="moderate",
         workload=workload,
     )

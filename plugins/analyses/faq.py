@@ -15,15 +15,17 @@ import pandas as pd
 from benchsite.plugins._shared.findings import (
     RUN_GPU,
     answered,
+    by_host,
     case_text,
     crossover_case,
     describe_crossover,
     faster,
+    host_order,
     info_value,
-    number_text,
     ratio,
     reasons_text,
     rows_of,
+    short_answer,
     speedup_summary,
     speedups_of,
     technique_label,
@@ -52,6 +54,13 @@ def faq_findings(tables: Tables, findings: list[Finding]) -> list[Finding]:
     return [question(tables, findings) for question in QUESTIONS]
 
 
+def reply(key: str, q: str, lead: str, bullets: list[str], evidence: list[str],
+          more: str = "", **fields: Any) -> Finding:
+    """An answer: ``lead``, at most eight distinct bullets, the rest behind "More"."""
+    answer, explanation = short_answer(lead, bullets, more)
+    return answered(KIND, key, q, answer, evidence, explanation=explanation, question=q, **fields)
+
+
 def of_kind(findings: list[Finding], kind: str) -> list[Finding]:
     """The findings of ``kind`` that cite rows (not the "not measured" ones)."""
     return [f for f in findings if f.kind == kind and f.evidence]
@@ -63,8 +72,8 @@ def _speed(tables: Tables, kind: str, key: str, question: str) -> Finding:
         return unanswered(KIND, key, question, f"Not measured: no {kind} workload was run on both "
                           "a CPU and a GPU of the same machine.", RUN_GPU, question=question)
     sentence, lines = speedup_summary(table)
-    return answered(KIND, key, question, f"For {kind} in this store, {sentence}.", rows_of(table),
-                    explanation="\n".join(lines), question=question, strength="strong")
+    return reply(key, question, f"For {kind} in this store, {sentence}.", lines, rows_of(table),
+                 strength="strong")
 
 
 def training_speed(tables: Tables, findings: list[Finding]) -> Finding:
@@ -92,29 +101,26 @@ def from_which_size(tables: Tables, findings: list[Finding]) -> Finding:
                           "was run on both a CPU and a GPU.", RUN_GPU, question=q)
     by_outcome = {o: [c for c in items if c.outcome == o] for o in ("crosses", "gpu-always",
                                                                      "cpu-always")}
-    parts = []
-    if by_outcome["crosses"]:
-        parts.append("the GPU is faster from " + "; ".join(
-            f"{_named(c)} ≈ {number_text(c.crossover)}" for c in by_outcome["crosses"]))
+    sized = tables.byte_sized
+    bullets = [describe_crossover(c, c.workload in sized) for c in by_outcome["crosses"]]
     if by_outcome["gpu-always"]:
-        parts.append("at every measured size, from the smallest, for " + "; ".join(
-            _named(c, axis=False) for c in by_outcome["gpu-always"]))
+        bullets.append("The GPU wins at every measured size, from the smallest, for " + ", ".join(
+            _named(c, axis=False) for c in by_outcome["gpu-always"]) + ".")
     if by_outcome["cpu-always"]:
-        parts.append("never (the CPU wins at every measured size) for " + "; ".join(
-            _named(c, axis=False) for c in by_outcome["cpu-always"]))
-    lead = ("It depends on the work: " if by_outcome["crosses"] else
-            "On the measured sizes there is no crossover: ") + ", and ".join(parts) + "."
-    devices = sorted({c.gpu_label for c in items})
-    lead += f" (GPU: {', '.join(devices)}; copies not timed.)"
-    return answered(KIND, "crossover", q, lead, [r for c in items for r in c.evidence],
-                    explanation="Each crossover is interpolated between the two measured sizes "
-                    "around it; the Findings page gives those sizes and speedups."
-                    + _suspect_crossings(tables), question=q)
+        bullets.append("The CPU wins at every measured size for " + ", ".join(
+            _named(c, axis=False) for c in by_outcome["cpu-always"]) + ".")
+    devices = ", ".join(sorted({c.gpu_label for c in items}))
+    lead = ("It depends on the work: small cases stay on the CPU, larger ones go to the GPU "
+            if by_outcome["crosses"] else "On the measured sizes there is no crossover ")
+    lead += f"(GPU: {devices}; copies not timed)."
+    return reply("crossover", q, lead, bullets, [r for c in items for r in c.evidence],
+                 "Each size named is a measured one: the GPU wins there and at every larger "
+                 "measured size." + _suspect_crossings(tables))
 
 
 def _suspect_crossings(tables: Tables) -> str:
     """Lines for the crossovers left out because they rest on a suspect pair."""
-    return "".join(f"\n- Suspect, left out ({reasons_text(c.reasons)}): {describe_crossover(c)}"
+    return "".join(f"\n- Left out, {reasons_text(c.reasons)}: {describe_crossover(c)}"
                    for c in tables.crossovers.itertuples()
                    if c.suspect and not c.include_transfer)
 
@@ -134,14 +140,20 @@ def transfers(tables: Tables, findings: list[Finding]) -> Finding:
                           "and without copies, and no transfer case was run.", RUN_GPU, question=q)
     lines, evidence = [], []
     for without, with_copies in pairs:
-        lines.append(f"- {describe_crossover(without)} {describe_crossover(with_copies)}")
+        sized = without.workload in tables.byte_sized
+        lines.append(f"{describe_crossover(without, sized)} "
+                     f"{describe_crossover(with_copies, sized)}")
         evidence += [*without.evidence, *with_copies.evidence]
-    lines += [f"- {f.answer}" for f in pinned]
+    lines += [first_sentence(f.answer) for f in pinned]
     evidence += [r for f in pinned for r in f.evidence]
     lead = ("Yes, at small sizes: counting the copies moves the point where the GPU wins to "
             "larger sizes." if pairs else "Copies matter; pinned memory changes their speed.")
-    return answered(KIND, "transfers", q, lead, evidence, explanation="\n".join(lines),
-                    question=q)
+    return reply("transfers", q, lead, lines, evidence)
+
+
+def first_sentence(text: str) -> str:
+    """The first paragraph of a finding's answer (its lead, without its table or bullets)."""
+    return text.split("\n")[0].strip()
 
 
 def _with_and_without(items: list) -> list[tuple]:
@@ -151,8 +163,8 @@ def _with_and_without(items: list) -> list[tuple]:
             if not k[4] and (*k[:4], True) in by_key]
 
 
-def _lines(found: list[Finding]) -> str:
-    return "\n".join(f"- {f.answer}" for f in found)
+def _lines(found: list[Finding]) -> list[str]:
+    return [first_sentence(f.answer) for f in found]
 
 
 def _evidence(found: list[Finding]) -> list[str]:
@@ -165,10 +177,10 @@ def batch_size(tables: Tables, findings: list[Finding]) -> Finding:
     if not found:
         return unanswered(KIND, "batch-size", q, "Not measured: no batch-swept workload has "
                           "results.", "Run `benchsite run -w mlp-train -w cnn-train`.", question=q)
-    return answered(KIND, "batch-size", q,
-                    "Use the batch where throughput stops growing: beyond it a bigger batch buys "
-                    "little speed and costs memory. Per device and workload: see below.",
-                    _evidence(found), explanation=_lines(found), question=q)
+    found = by_host(found, host_order(tables))
+    return reply("batch-size", q, "Use the batch where throughput stops growing: beyond it a "
+                 "bigger batch buys little speed and costs memory.", _lines(found),
+                 _evidence(found))
 
 
 def memory_needed(tables: Tables, findings: list[Finding]) -> Finding:
@@ -178,37 +190,37 @@ def memory_needed(tables: Tables, findings: list[Finding]) -> Finding:
         return unanswered(KIND, "memory", q, "Not measured: no result carries memory metrics.",
                           "Run `benchsite run -w max-batch -w mlp-train` with the memory "
                           "collector enabled.", question=q)
-    verdicts = [f.numbers["verdict"] for f in found if "verdict" in f.numbers]
-    lead = verdicts[-1] if verdicts else (
-        "Memory grows with the batch: see the per-sample figures below.")
-    return answered(KIND, "memory", q, lead, _evidence(found), explanation=_lines(found),
-                    question=q)
+    found = by_host(found, host_order(tables))
+    verdicts = [f.numbers["verdict"] for f in found if f.numbers.get("compared")]
+    lead = verdicts[0] if verdicts else "Memory grows with the batch, per workload and device:"
+    return reply("memory", q, lead, _lines(found), _evidence(found))
 
 
 def cpu_cores(tables: Tables, findings: list[Finding]) -> Finding:
     q = "Does my CPU use all its cores?"
-    curves = of_kind(findings, "cpu-threads")
+    curves = [f for f in of_kind(findings, "cpu-threads") if "scales" in f.numbers]
     rows = tables.ok
     cpu = rows[rows["device_kind"] == "cpu"] if not rows.empty else rows
     if cpu.empty:
         return unanswered(KIND, "cpu-cores", q, "Not measured: no CPU result in the store.",
                           "Run `benchsite run -w cpu-threads`.", question=q)
-    lines, evidence = _core_lines(cpu)
+    lines, evidence = _core_lines(cpu, host_order(tables))
     lead = lines[0][2:]
-    lines += [f"- {f.answer}" for f in curves]
+    lines += [first_sentence(f.answer) for f in by_host(curves, host_order(tables))]
     evidence += _evidence(curves)
     if not curves:
         lines.append("- Thread scaling was not measured: run `benchsite run -w cpu-threads`.")
     flat = [f for f in curves if not f.numbers.get("scales")]
     if flat:
         lead += f" But {len(flat)} of {len(curves)} measured ops do not speed up with more threads."
-    return answered(KIND, "cpu-cores", q, lead, evidence, explanation="\n".join(lines),
-                    question=q)
+    return reply("cpu-cores", q, lead, lines[1:], evidence)
 
 
-def _core_lines(cpu: pd.DataFrame) -> tuple[list[str], list[str]]:
+def _core_lines(cpu: pd.DataFrame, order: dict[str, int]) -> tuple[list[str], list[str]]:
     lines, evidence = [], []
-    for host, group in cpu.groupby("host", observed=True, sort=True):
+    groups = sorted(cpu.groupby("host", observed=True, sort=True),
+                    key=lambda item: order.get(str(item[0]), 0))
+    for host, group in groups:
         row = group.iloc[-1]
         logical, usable = info_value(row, "logical_cpus"), info_value(row, "usable_cpus")
         flagged = group[group["row_id"].isin(_flagged(cpu, "cpu-not-all-cores"))]
@@ -233,8 +245,8 @@ def several_gpus(tables: Tables, findings: list[Finding]) -> Finding:
         return unanswered(KIND, "multi-gpu", q, "Not measured: no multi-GPU result in the store.",
                           "Run `benchsite run -w ddp-train -w fsdp-train -w pipeline-train "
                           "-w allreduce` on a machine with several GPUs.", question=q)
-    return answered(KIND, "multi-gpu", q, found[0].answer, [r for f in found for r in f.evidence],
-                    explanation="\n".join(f"- {f.answer}" for f in found[1:]), question=q)
+    return reply("multi-gpu", q, first_sentence(found[0].answer), _lines(found[1:]),
+                 [r for f in found for r in f.evidence])
 
 
 def cost_energy(tables: Tables, findings: list[Finding]) -> Finding:
@@ -244,9 +256,9 @@ def cost_energy(tables: Tables, findings: list[Finding]) -> Finding:
         return unanswered(KIND, "cost", q, "Unavailable: no device in this store reported an "
                           "energy counter or a price.", "GPU energy needs NVML; CPU energy needs "
                           "RAPL; prices come from a cost table in `benchsite.toml`.", question=q)
-    return answered(KIND, "cost", q, "Per item, the cheapest device depends on the workload; "
-                    "per workload and device:", _evidence(found), explanation=_lines(found),
-                    question=q)
+    found = by_host(found, host_order(tables))
+    return reply("cost", q, "Per item, the cheaper device depends on the workload; each line "
+                 "compares the same case on both devices:", _lines(found), _evidence(found))
 
 
 def techniques(tables: Tables, findings: list[Finding]) -> Finding:
@@ -255,9 +267,8 @@ def techniques(tables: Tables, findings: list[Finding]) -> Finding:
     if not found:
         return unanswered(KIND, "techniques", q, "Not measured: no workload was run with and "
                           "without a technique.", "Run `benchsite run --full`.", question=q)
-    return answered(KIND, "techniques", q, "Each technique's effect depends on the device; "
-                    "measured effects against the same case without it:", _evidence(found),
-                    explanation="\n".join(_technique_lines(found)), question=q)
+    return reply("techniques", q, "Each technique's effect depends on the device; measured "
+                 "against the same case without it:", _technique_lines(found), _evidence(found))
 
 
 def _technique_lines(found: list[Finding]) -> list[str]:
@@ -288,11 +299,11 @@ def when_cpu(tables: Tables, findings: list[Finding]) -> Finding:
     if cpu_wins.empty:
         return answered(KIND, "when-cpu", q, "In this store the GPU is never clearly slower: the "
                         "CPU wins no measured case.", rows_of(table), question=q)
-    lines = [f"- {r.workload} ({case_text(r.params)}): the GPU is {faster(r.speedup)}"
-             for r in cpu_wins.itertuples()]
-    return answered(KIND, "when-cpu", q, f"For small work: the CPU is faster in {len(cpu_wins)} "
-                    f"of {len(table)} measured cases, all listed below.", rows_of(cpu_wins),
-                    explanation="\n".join(lines), question=q)
+    sized = tables.byte_sized
+    lines = [f"{r.workload} ({case_text(r.params, in_bytes=r.workload in sized)}): the GPU is "
+             f"{faster(r.speedup)}" for r in cpu_wins.sort_values("speedup").itertuples()]
+    return reply("when-cpu", q, f"For small work: the CPU is faster in {len(cpu_wins)} of "
+                 f"{len(table)} measured cases, the clearest first.", lines, rows_of(cpu_wins))
 
 
 def trust(tables: Tables, findings: list[Finding]) -> Finding:
@@ -302,9 +313,8 @@ def trust(tables: Tables, findings: list[Finding]) -> Finding:
         return unanswered(KIND, "trust", q, "There are no successful results yet.",
                           "Run `benchsite run`.", question=q)
     overall = found[0]
-    lines = [f"- {f.answer}" for f in found[1:]]
-    return answered(KIND, "trust", q, overall.answer, overall.evidence,
-                    explanation="\n".join(lines) or overall.explanation, question=q)
+    return reply("trust", q, first_sentence(overall.answer), _lines(found[1:]), overall.evidence,
+                 overall.explanation if len(found) == 1 else "")
 
 
 QUESTIONS: list[Callable[[Tables, list[Finding]], Finding]] = [

@@ -31,6 +31,7 @@ from benchsite import Analysis, Finding, hookimpl
 from benchsite.tables import Tables
 
 MAX_BATCH = "max-batch"
+BUDGET = "cpu_memory_budget_gib"  # a max-batch parameter, worded as the budget, not the case
 
 
 @dataclass(frozen=True)
@@ -80,9 +81,12 @@ def _line(series: pd.DataFrame) -> MemoryLine:
     head, last = series.iloc[0], series.iloc[-1]
     if batches.nunique() >= 2:
         slope, intercept = np.polyfit(batches, peaks, 1)
-        per_sample, fixed = max(float(slope), 0.0), max(float(intercept), 0.0)
-    else:
-        per_sample, fixed = float(last.peak) / float(last.axis_value), None
+        # a line that falls (or starts above the largest peak) measured no per-sample memory:
+        # "0 B per sample plus 230 MiB fixed (163 MiB at batch 8)" reads as a contradiction
+        grows = slope > 0 and 0 <= intercept <= float(peaks.max())
+        per_sample, fixed = (float(slope), float(intercept)) if grows else (0.0, None)
+    else:  # one batch: its peak holds the fixed part too, so no per-sample figure
+        per_sample, fixed = 0.0, None
     return MemoryLine(
         host=str(head.host), device=str(head.label), kind=str(head.device_kind),
         workload=str(head.workload), case=str(head.series), per_sample=per_sample, fixed=fixed,
@@ -103,7 +107,7 @@ def max_batches(tables: Tables) -> pd.DataFrame:
         peak=[metric(r, "max_batch_peak_bytes") for r in rows.itertuples()],
         ram=[info_value(r, "memory_bytes") for r in rows.itertuples()],
         label=[device_label(r) for r in rows.itertuples()],
-        case=[case_text(p) for p in rows["p"]],
+        case=[case_text(p, skip=[BUDGET]) for p in rows["p"]],
     ).dropna(subset=["max_batch"])
 
 
@@ -119,11 +123,14 @@ def memory_findings(tables: Tables) -> list[Finding]:
 
 
 def describe_line(line: MemoryLine) -> str:
+    at_largest = f"{bytes_text(line.largest_peak)} at batch {line.largest_batch:,.0f}"
+    if line.per_sample <= 0 and len(line.evidence) < 2:
+        return f"on the {line.device}, a peak of {at_largest} (one batch measured)"
+    if line.per_sample <= 0:
+        return (f"on the {line.device}, no memory that grows with the batch could be measured "
+                f"(peak {at_largest}: the fixed part dominates)")
     fixed = f" plus {bytes_text(line.fixed)} fixed" if line.fixed is not None else ""
-    return (
-        f"on the {line.device}, about {bytes_text(line.per_sample)} per sample{fixed} "
-        f"({bytes_text(line.largest_peak)} at batch {line.largest_batch:.0f})"
-    )
+    return f"on the {line.device}, about {bytes_text(line.per_sample)} per sample{fixed} ({at_largest})"
 
 
 def _line_finding(lines: list[MemoryLine]) -> Finding:
@@ -132,7 +139,7 @@ def _line_finding(lines: list[MemoryLine]) -> Finding:
         "memory",
         [head.host, head.workload, head.case],
         f"{head.workload}: memory per sample",
-        f"{with_case(head.workload, head.case)} needs "
+        f"{with_case(head.workload, head.case)} needs, "
         + "; ".join(describe_line(x) for x in lines)
         + ".",
         explanation=(
@@ -218,7 +225,7 @@ def memory_verdict(group: pd.DataFrame) -> str:
                        f"{smallest.max_batch:,.0f}: for this model GPU memory is the tighter "
                        "limit, though the CPU is finite too.")
     return lead + (f"Even that is less than the {smallest.label}'s {smallest.max_batch:,.0f}: "
-                   "here the GPU's memory is not the limit.")
+                   "here the CPU's RAM, not the GPU's memory, is the tighter limit.")
 
 
 def ram_batch(row: Any) -> float | None:

@@ -10,6 +10,8 @@ page shows them all.
 
 from __future__ import annotations
 
+import functools
+
 import pandas as pd
 from benchsite.plugins._shared.findings import (
     RUN_GPU,
@@ -64,14 +66,15 @@ def device_choice(tables: Tables) -> list[Finding]:
         best = group.loc[group["speedup"].idxmax()]
         case = case_text(best.params, skip=[str(best.axis), "include_transfer"])
         crossing = crossings.get((host, gpu, workload, case))
-        out.append(_device_advice(group, best, crossing))
+        out.append(_device_advice(group, best, crossing, workload in tables.byte_sized))
     return out
 
 
-def _device_advice(group: pd.DataFrame, best: pd.Series, crossing: object) -> Finding:
+def _device_advice(group: pd.DataFrame, best: pd.Series, crossing: object,
+                   in_bytes: bool = False) -> Finding:
     verb = VERB[kind_of_workload(str(best.workload))]
     skip = [str(best.axis), "include_transfer"]
-    target = with_case(str(best.workload), case_text(best.params, skip=skip))
+    target = with_case(str(best.workload), case_text(best.params, skip=skip, in_bytes=in_bytes))
     gain = ratio_ci(best.speedup, best.low, best.high)
     evidence = list(group["cpu_row"]) + list(group["gpu_row"])
     outcome = getattr(crossing, "outcome", None)
@@ -79,23 +82,24 @@ def _device_advice(group: pd.DataFrame, best: pd.Series, crossing: object) -> Fi
         text = (f"Keep {target} on the CPU: the {best.gpu_label} is slower in every measured case "
                 f"(at best {ratio(best.speedup)}).")
     elif outcome == "crosses":
-        below = crossing.below  # type: ignore[attr-defined]
-        text = (f"{verb} {target} on the {best.gpu_label} from {crossing.axis} "  # type: ignore[attr-defined]
-                f"≈ {number_text(crossing.crossover)} up: up to {gain} faster. At {crossing.axis} "  # type: ignore[attr-defined]
-                f"{number_text(below[0])} and below the CPU is as fast or faster (there the GPU is "
+        axis, below, above = crossing.axis, crossing.below, crossing.above  # type: ignore[attr-defined]
+        size = functools.partial(number_text, in_bytes=in_bytes and axis == "size")
+        text = (f"{verb} {target} on the {best.gpu_label} from {axis} {size(above[0])} up "
+                f"(the smallest measured {axis} where it wins): up to {gain} faster. At {axis} "
+                f"{size(below[0])} and below the CPU is as fast or faster (there the GPU is "
                 f"{faster(below[1])}).")
     else:
         text = (f"{verb} {target} on the {best.gpu_label}: {gain} faster in the best case "
-                f"({case_text(best.params)})" + _limit(group) + ".")
+                f"({case_text(best.params, in_bytes=in_bytes)})" + _limit(group, in_bytes) + ".")
     return answered(KIND, f"device-{best.host}-{best.device}-{best.workload}",
                     f"{best.workload}: which device", text, evidence, workload=str(best.workload),
-                    explanation="Limits: measured on the sizes listed in the speedup finding; "
-                    "precision " + ", ".join(sorted(set(group["precision"]))) + " on both "
-                    "devices; data already on the GPU (copies not timed).", strength="strong")
+                    explanation="Limits: measured at the sizes of the workload's page; the same "
+                    "precision on both devices; data already on the GPU (copies not timed).",
+                    strength="strong")
 
 
-def _limit(group: pd.DataFrame) -> str:
+def _limit(group: pd.DataFrame, in_bytes: bool) -> str:
     worst = group.loc[group["speedup"].idxmin()]
     if len(group) == 1:
         return ""
-    return f", {faster(worst.speedup)} in the worst ({case_text(worst.params)})"
+    return f", {faster(worst.speedup)} in the worst ({case_text(worst.params, in_bytes=in_bytes)})"

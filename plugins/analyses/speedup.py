@@ -9,6 +9,9 @@ copies, because a speedup without those two facts cannot be compared with anythi
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+
 import pandas as pd
 from benchsite.plugins._shared.charts import ratio_chart
 from benchsite.plugins._shared.findings import (
@@ -49,7 +52,8 @@ def speedup_findings(tables: Tables) -> list[Finding]:
     if table.empty:
         return [no_gpu_finding(tables)]
     groups = table.groupby(["host", "device", "workload"], sort=True)
-    return [workload_speedup(group) for _, group in groups]
+    return [workload_speedup(group, str(workload) in tables.byte_sized)
+            for (_, _, workload), group in groups]
 
 
 def no_gpu_finding(tables: Tables) -> Finding:
@@ -71,25 +75,23 @@ def no_gpu_finding(tables: Tables) -> Finding:
     )
 
 
-def workload_speedup(group: pd.DataFrame) -> Finding:
+def workload_speedup(group: pd.DataFrame, in_bytes: bool = False) -> Finding:
     """The speedup range of one workload on one GPU of one host: best and worst usable case
     (of every case where all are suspect, and then said so)."""
     first = group.iloc[0]
     usable = group[~group["suspect"]]
     ranked = usable if not usable.empty else group
     best, worst = ranked.loc[ranked["speedup"].idxmax()], ranked.loc[ranked["speedup"].idxmin()]
-    answer = headline(first, best, worst, len(ranked))
+    words = functools.partial(case_text, in_bytes=in_bytes)
+    answer = headline(first, best, worst, len(ranked), words)
     if usable.empty:
         answer = f"Suspect: every case is flagged (see below). {answer}"
     lines = [
-        f"- Best case, {case_text(best.params)}: {ratio_ci(best.speedup, best.low, best.high)} "
+        f"- Best case, {words(best.params)}: {ratio_ci(best.speedup, best.low, best.high)} "
         f"({seconds_text(best.cpu_median_s)} on the CPU vs {seconds_text(best.gpu_median_s)}).",
-        f"- Worst case, {case_text(worst.params)}: "
+        f"- Worst case, {words(worst.params)}: "
         f"{ratio_ci(worst.speedup, worst.low, worst.high)}.",
         f"- Precision: {_precisions(group)} on both devices; {_transfers(group)}.",
-        "- Speedup = CPU median time / GPU median time; the interval is a bootstrap over the "
-        "stored per-call samples, resampled in blocks of consecutive samples, so it reflects "
-        "measurement noise, not other machines.",
         *suspect_lines(group),
     ]
     return finding(
@@ -98,7 +100,7 @@ def workload_speedup(group: pd.DataFrame) -> Finding:
         f"{first.workload}: {first.gpu_label} vs CPU",
         answer,
         explanation="\n".join(lines),
-        numbers=_numbers(group, best, worst),
+        numbers=_numbers(group, best, worst, words),
         evidence=list(group["cpu_row"]) + list(group["gpu_row"]),
         scope={
             "hosts": [first.host],
@@ -112,7 +114,8 @@ def workload_speedup(group: pd.DataFrame) -> Finding:
     )
 
 
-def headline(first: pd.Series, best: pd.Series, worst: pd.Series, cases: int) -> str:
+def headline(first: pd.Series, best: pd.Series, worst: pd.Series, cases: int,
+             words: Callable[..., str] = case_text) -> str:
     """One sentence: how much faster, on which devices, best and worst case."""
     where = f"On {first.host}, {first.workload} runs"
     devices = f"on the {first.gpu_label} than on the {first.cpu_label}"
@@ -120,13 +123,13 @@ def headline(first: pd.Series, best: pd.Series, worst: pd.Series, cases: int) ->
         return f"{where} {faster(best.speedup)} {devices}."
     if worst.speedup >= 1:
         return (f"{where} {ratio(worst.speedup)} to {ratio(best.speedup)} faster {devices} "
-                f"({cases} cases; best: {case_text(best.params)}).")
+                f"({cases} cases; best: {words(best.params)}).")
     if best.speedup < 1:
         return (f"{where} slower {devices} in all {cases} cases "
                 f"({ratio(1 / best.speedup)} to {faster(worst.speedup)}).")
     return (
-        f"{where} up to {faster(best.speedup)} {devices} ({case_text(best.params)}), but in its "
-        f"worst case ({case_text(worst.params)}) the GPU is {faster(worst.speedup)}."
+        f"{where} up to {faster(best.speedup)} {devices} ({words(best.params)}), but in its "
+        f"worst case ({words(worst.params)}) the GPU is {faster(worst.speedup)}."
     )
 
 
@@ -141,15 +144,16 @@ def _transfers(group: pd.DataFrame) -> str:
     return transfer_text({"include_transfer": values == {True}})
 
 
-def _numbers(group: pd.DataFrame, best: pd.Series, worst: pd.Series) -> dict[str, object]:
+def _numbers(group: pd.DataFrame, best: pd.Series, worst: pd.Series,
+             words: Callable[..., str]) -> dict[str, object]:
     return {
         "suspect": {row: list(reasons) for row, reasons, flagged in
                     zip(group["gpu_row"], group["reasons"], group["suspect"], strict=True)
                     if flagged},
         "best_speedup": best.speedup, "best_ci": [best.low, best.high],
-        "best_case": case_text(best.params),
+        "best_case": words(best.params),
         "worst_speedup": worst.speedup, "worst_ci": [worst.low, worst.high],
-        "worst_case": case_text(worst.params),
+        "worst_case": words(worst.params),
         "cases": len(group), "precisions": sorted(set(group["precision"])),
         "include_transfer": sorted(bool(v) for v in set(group["include_transfer"])),
     }  # fmt: skip

@@ -21,7 +21,9 @@ from benchsite.plugins._shared.findings import (
     answered,
     case_words,
     device_label,
+    faster,
     finding,
+    memory_change,
     memory_saved,
     metric_value,
     percent,
@@ -36,6 +38,7 @@ from benchsite.plugins._shared.findings import (
 
 from benchsite import Analysis, Finding, hookimpl
 from benchsite.tables import Tables
+from benchsite.units import plural
 
 WORTH_IT = 1.2  # a technique is recommended when it makes the work at least this much faster
 
@@ -101,8 +104,18 @@ def technique_findings(tables: Tables) -> list[Finding]:
     for item in technique_effects(tables):
         key = (item.technique, str(item.value), item.host, item.device, item.workload)
         grouped.setdefault(key, []).append(item)
-    found = [_finding(items) for items in grouped.values()]
+    found = [_finding(items, items[0].workload in tables.byte_sized) for items in grouped.values()]
     return found + [a for items in grouped.values() if (a := technique_advice(items))]
+
+
+# techniques that change the numbers a model computes; pinned memory, channels_last, compile
+# and checkpointing compute the same result (up to floating-point order), so carry no such limit
+ACCURACY_LIMIT = {
+    "precision": "Limit: lower precision can change the model's results; check its accuracy "
+                 "yourself (benchsite measures speed, not model quality).",
+    "sparsity": "Limit: pruning removes weights and changes the model's results; check its "
+                "accuracy yourself (benchsite measures speed, not model quality).",
+}
 
 
 def technique_advice(items: list[Effect]) -> Finding | None:
@@ -120,8 +133,7 @@ def technique_advice(items: list[Effect]) -> Finding | None:
             "recommendation", f"technique-{head.technique}-{best.value}-{head.device}-"
             f"{head.workload}", f"{head.workload}: use {name} on the {head.device}",
             f"Use {name} for {head.workload} on the {head.device}: {summary(usable)}.",
-            evidence, workload=head.workload, explanation="Limit: check accuracy yourself; "
-            "benchsite measures speed, not model quality.",
+            evidence, workload=head.workload, explanation=ACCURACY_LIMIT.get(head.technique, ""),
         )  # fmt: skip
     if head.technique == "checkpointing" and memory and max(memory) > 0.1:
         return answered(
@@ -138,7 +150,7 @@ def summary(items: list[Effect]) -> str:
     """The typical effect over the cases, e.g. ``1.9× faster (median of 4 cases, 1.5×–2.3×)``."""
     speedups = sorted(e.speedup for e in items)
     mid = speedups[len(speedups) // 2]
-    direction = f"{ratio(mid)} faster" if mid >= 1 else f"{ratio(1 / mid)} slower"
+    direction = faster(mid)
     if len(items) == 1:
         e = items[0]
         return f"{direction} ({ratio_ci(e.speedup, e.low, e.high)} speed ratio)"
@@ -148,7 +160,7 @@ def summary(items: list[Effect]) -> str:
     )
 
 
-def _finding(items: list[Effect]) -> Finding:
+def _finding(items: list[Effect], in_bytes: bool) -> Finding:
     head = items[0]
     name = technique_label(head.technique, head.value)
     answer = f"On the {head.device} ({head.host}), {name} makes {head.workload} {summary(items)}."
@@ -157,7 +169,7 @@ def _finding(items: list[Effect]) -> Finding:
         answer += " " + extra
     suspect = [e for e in items if e.reasons]
     if suspect:
-        answer += (f" Suspect: {len(suspect)} of {len(items)} cases "
+        answer += (f" Suspect: {len(suspect)} of {plural(len(items), 'case')} "
                    f"({reasons_text(dict.fromkeys(r for e in suspect for r in e.reasons))}).")
     best = max(items, key=lambda e: e.speedup)
     return finding(
@@ -165,7 +177,7 @@ def _finding(items: list[Effect]) -> Finding:
         [head.technique, head.value, head.host, head.device, head.workload],
         f"{head.workload}: {name} on the {head.device}",
         answer,
-        explanation=_table(items),
+        explanation=_table(items, in_bytes),
         numbers={"technique": head.technique, "value": head.value,
                  "median_speedup": sorted(e.speedup for e in items)[len(items) // 2],
                  "best_speedup": best.speedup, "best_ci": [best.low, best.high],
@@ -189,7 +201,7 @@ def _extras(items: list[Effect]) -> str:
     compile_s = _typical([e.compile_s for e in items])
     parts = []
     if saved is not None:
-        parts.append(f"It changes peak memory by {percent(-saved)} (typical case).")
+        parts.append(f"Peak memory {memory_change(saved)} (typical case).")
     if compile_s is not None:
         breakeven = _typical([e.breakeven_calls for e in items])
         payback = (f"paid back after about {breakeven:,.0f} calls" if breakeven is not None
@@ -198,11 +210,11 @@ def _extras(items: list[Effect]) -> str:
     return " ".join(parts)
 
 
-def _table(items: list[Effect]) -> str:
-    lines = ["| case | speed ratio (95% CI) | memory change |", "|---|---|---|"]
+def _table(items: list[Effect], in_bytes: bool) -> str:
+    lines = ["| case | speed ratio (95% CI) | peak memory |", "|---|---|---|"]
     for e in items:
-        memory = percent(-e.memory_saved) if e.memory_saved is not None else "not measured"
-        lines.append(f"| {case_words(e.case)} | {ratio_ci(e.speedup, e.low, e.high)} | {memory} |")
+        memory = memory_change(e.memory_saved) if e.memory_saved is not None else "not measured"
+        lines.append(f"| {case_words(e.case, in_bytes)} | {ratio_ci(e.speedup, e.low, e.high)} | {memory} |")
     lines.append("")
     lines.append(
         "Speed ratio = baseline median time / technique median time (above 1× the technique "

@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 
 from benchsite import Page, RenderedPage, hookimpl
 from benchsite.tables.rows import DERIVED_COLUMNS
-from benchsite.units import format_number
+from benchsite.units import format_bytes
 
 if TYPE_CHECKING:  # the site stack is imported when a site is built, not at start-up
     from benchsite.site import Site
@@ -51,13 +51,13 @@ def render(site: Site) -> list[RenderedPage]:
         DataFile(
             "results.parquet",
             "data/results.parquet",
-            format_number(len(parquet), "B"),
+            format_bytes(len(parquet)),
             "Every row and column, including every timing sample (Parquet, zstd).",
         ),
         DataFile(
             "results.csv",
             "data/results.csv",
-            format_number(len(csv), "B"),
+            format_bytes(len(csv)),
             "The same rows as CSV; list and JSON columns are JSON text.",
         ),
     ]

@@ -1,5 +1,7 @@
-"""The Hardware page: every device of every host in the store, what was captured about it, and
-its measured peaks (best TFLOP/s, GB/s and items/s per workload)."""
+"""The Hardware page: every device of every host that ran a case (a device only planned — a
+``cuda×8`` world skipped on a one-GPU host — is no hardware), what was captured about it, and
+its measured peaks: per workload, the best rate in the one unit that fits it (TFLOP/s where
+it declares FLOPs, else GB/s, else items/s)."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ import pandas as pd
 
 from benchsite import Page, RenderedPage, hookimpl
 from benchsite.tables.rows import params_text
-from benchsite.units import format_number
+from benchsite.units import SI_RATES, format_bytes, format_rate_in
 
 if TYPE_CHECKING:  # the site stack is imported when a site is built, not at start-up
     from benchsite.site import Site
@@ -38,7 +40,7 @@ class DeviceView:
     model: str
     fingerprint: str
     last_seen: str
-    info: list[tuple[str, str]]
+    info: list[tuple[str, str, bool]]  # (name, value, whether the value is code: CPU flags)
     peaks: list[PeakView]
 
 
@@ -61,9 +63,14 @@ def register_pages() -> list[Page]:
 
 
 def render(site: Site) -> list[RenderedPage]:
-    peaks = site.tables.peaks
+    peaks = fitting(site.tables.peaks)
+    devices = site.tables.devices
+    ran = site.tables.rows[site.tables.rows["status"] != "skipped"]
+    ran_on = set(zip(ran["host"].astype(str), ran["device"].astype(str), strict=True))
+    devices = devices[[(str(h), str(d)) in ran_on
+                       for h, d in zip(devices["host"], devices["device"], strict=True)]]
     hosts = []
-    for host, group in site.tables.devices.groupby("host", sort=True):
+    for host, group in devices.groupby("host", sort=True):
         views = [_device(site, row, peaks) for row in group.itertuples()]
         hosts.append(HostView(str(host), views))
     return [site.render("hardware.html", "hardware.html", HardwareContext(hosts), "hardware")]
@@ -77,11 +84,12 @@ def _device(site: Site, row: Any, peaks: pd.DataFrame) -> DeviceView:
         model=str(row.device_model),
         fingerprint=str(row.fingerprint),
         last_seen=f"{row.timestamp:%Y-%m-%d %H:%M} UTC",
-        info=[(str(key), _text(value)) for key, value in sorted(row.info.items())],
+        info=[(_key(key), _text(value), isinstance(value, list | dict))
+              for key, value in sorted(row.info.items())],
         peaks=[
             PeakView(
                 workload=str(peak.workload),
-                rate=f"{format_number(peak.rate)} {peak.unit}",
+                rate=format_rate_in(peak.rate, str(peak.unit)),
                 params=params_text(peak.params_obj),
                 href=site.row_links[str(peak.row_id)].href,
             )
@@ -90,8 +98,26 @@ def _device(site: Site, row: Any, peaks: pd.DataFrame) -> DeviceView:
     )
 
 
+def fitting(peaks: pd.DataFrame) -> pd.DataFrame:
+    """Per (host, device, workload) the peak in the first unit it declares of TFLOP/s, GB/s and
+    items/s: a matmul's GB/s (its operands' bytes over its time) is no measure of it."""
+    if peaks.empty:
+        return peaks
+    order = {unit: index for index, unit in enumerate(SI_RATES)}
+    ranked = peaks.assign(_order=peaks["unit"].map(order)).sort_values("_order", kind="stable")
+    return ranked.drop_duplicates(["host", "device", "workload"]).sort_values(
+        ["host", "device", "workload"], kind="stable")
+
+
+def _key(key: Any) -> str:
+    """``memory_bytes`` → ``memory``, ``logical_cpus`` → ``logical cpus``."""
+    return str(key).removesuffix("_bytes").replace("_", " ")
+
+
 def _text(value: Any) -> str:
     if isinstance(value, int) and value > 10**8:
-        return f"{format_number(value, 'B')} ({value})"
+        return format_bytes(value)
+    if isinstance(value, list):
+        value = ", ".join(map(str, value))
     text = value if isinstance(value, str) else json.dumps(value)
     return text if len(text) <= LONG_TEXT else text[:LONG_TEXT] + "…"

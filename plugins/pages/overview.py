@@ -1,16 +1,20 @@
-"""The Overview page (``index.html``): the headline GPU-vs-CPU speedup per workload with its
-interval, the devices compared, the top findings and recommendations, and when and where it was
-all measured."""
+"""The Overview page (``index.html``): the one-screen answer — per workload its default case,
+where the GPU starts to win (kernel only and with copies) and the speedup at a realistic size,
+each linked to its rows (:attr:`benchsite.tables.Tables.answers`) — then the top findings and
+recommendations (those of small or CI hosts only where no other host has any), and when and
+where it was all measured."""
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from benchsite import Page, RenderedPage, hookimpl
-from benchsite.units import format_number
+from benchsite.units import format_ratio, format_value
 
 if TYPE_CHECKING:  # the site stack is imported when a site is built, not at start-up
     from benchsite.plugins._shared.pages import (
@@ -27,16 +31,17 @@ HEADLINE_KINDS = ("speedup", "crossover", "multi-gpu", "memory", "batch-scaling"
 
 
 @dataclass(frozen=True)
-class HeadlineRow:
-    """One workload's accelerator speedup at the largest size measured on both devices."""
+class AnswerRow:
+    """One workload's answer (a row of :attr:`benchsite.tables.Tables.answers`), in words."""
 
     workload: str
     href: str
-    variant: str
-    series: str
-    at: str
+    case: str
+    device: str
+    kernel: str
+    copies: str
     speedup: str
-    interval: str
+    at: str
     evidence: str
 
 
@@ -46,7 +51,7 @@ class OverviewContext:
     devices compared, the top findings and recommendations, and when and where it was measured."""
 
     measured: Measured
-    headline: list[HeadlineRow]
+    answers: list[AnswerRow]
     headline_chart: ChartView | None
     missing_speedup: str | None
     findings: list[FindingView]
@@ -64,30 +69,29 @@ def register_pages() -> list[Page]:
 def render(site: Site) -> list[RenderedPage]:
     from benchsite.plugins._shared.pages import measured, what_to_run, workload_summaries
 
-    from benchsite.site import charts, describe
+    from benchsite.site import charts
 
-    top = site.tables.headline
-    findings = [f for f in site.findings if f.kind not in ("recommendation", "faq", "claim")]
+    table = site.tables.answers
+    shown = table[table["speedup"].notna()]
+    findings = off_small_hosts(site, [f for f in site.findings
+                                      if f.kind not in ("recommendation", "faq", "claim")])
     context = OverviewContext(
         measured=measured(site),
-        headline=headline_rows(site, top),
+        answers=answer_rows(site, table),
         headline_chart=(
-            site.chart(
-                charts.headline_chart(top),
-                "Speedup over the CPU per workload",
-                describe.headline_text(top),
-            )
-            if not top.empty
-            else None
+            site.chart(charts.headline_chart(shown), "Speedup over the CPU per workload",
+                       chart_text(site, shown))
+            if not shown.empty else None
         ),
         missing_speedup=None
-        if not top.empty
+        if not table.empty
         else (
             "No workload was measured on both a CPU and an accelerator of the same host, so "
             "there is no speedup to show. " + what_to_run(site)
         ),
         findings=site.finding_views(_top_findings(findings)),
-        recommendations=site.finding_views(_strongest(site.analysed.of_kind("recommendation"))),
+        recommendations=site.finding_views(
+            _strongest(off_small_hosts(site, site.analysed.of_kind("recommendation")))),
         missing_findings=None
         if site.findings
         else (
@@ -98,6 +102,15 @@ def render(site: Site) -> list[RenderedPage]:
         suspect=suspect_lines(site.tables.suspect_headlines),
     )
     return [site.render("overview.html", "index.html", context, "overview")]
+
+
+def off_small_hosts(site: Site, findings: list) -> list:
+    """``findings`` without those only about small or CI hosts
+    (:attr:`benchsite.tables.Tables.small_hosts`), unless nothing else is left."""
+    small = site.tables.small_hosts
+    kept = [f for f in findings if not set(f.scope.get("hosts", [])) or
+            set(f.scope.get("hosts", [])) - small]
+    return kept or findings
 
 
 def _strongest(findings: list) -> list:
@@ -125,23 +138,70 @@ def suspect_lines(pairs: pd.DataFrame) -> list[str]:
     the pairs of the workloads left out of the headline because they are suspect."""
     return [
         f"{row.workload} ({row.variant}) on {row.series}"
-        + (f" at {row.axis} = {format_number(row.axis_value)}" if pd.notna(row.axis_value) else "")
-        + f": {row.speedup:.3g}×, flagged {', '.join(row.reasons)}"
+        + (f" at {row.axis} {format_value(row.axis_value)}" if pd.notna(row.axis_value) else "")
+        + f": {format_ratio(row.speedup)}, flagged {', '.join(row.reasons)}"
         for row in pairs.itertuples()
     ]
 
 
-def headline_rows(site: Site, top: pd.DataFrame) -> list[HeadlineRow]:
-    return [
-        HeadlineRow(
-            workload=str(row.workload),
-            href=site.workload_path(str(row.workload)),
-            variant=str(row.variant),
-            series=str(row.series),
-            at=f"{row.axis} = {format_number(row.axis_value)}" if pd.notna(row.axis_value) else "",
-            speedup=f"{row.speedup:.3g}×",
-            interval=f"{row.low:.3g}× – {row.high:.3g}×",
-            evidence=site.row_links[str(row.row_id)].href,
-        )
-        for row in top.itertuples()
-    ]
+def answer_rows(site: Site, table: pd.DataFrame) -> list[AnswerRow]:
+    """The one-screen answer, a row per workload and accelerator, in words."""
+    from benchsite.plugins._shared.findings import case_text
+
+    from benchsite.tables.answers import PLAIN
+
+    rows = []
+    for row in table.itertuples():
+        size = functools.partial(site.tables.value_text, row.workload, str(row.axis))
+        # a baseline is said once, in the text above the table: "sparsity 0" names nothing
+        plain = [k for k, v in PLAIN.items() if k != "precision" and row.params.get(k) == v]
+        rows.append(AnswerRow(
+            workload=str(row.workload), href=site.workload_path(str(row.workload)),
+            case=case_text(row.params, skip=[str(row.axis), *plain]),
+            device=str(row.series),
+            kernel=where_text(row, "kernel", size), copies=where_text(row, "copies", size),
+            speedup=_speedup_text(row), at=_at_text(row, size),
+            evidence=site.row_links[str(row.gpu_row)].href,
+        ))  # fmt: skip
+    return rows
+
+
+def where_text(row: Any, prefix: str, size: Callable[[Any], str]) -> str:
+    """Where the GPU starts to win, in words: ``batch 16 (CPU faster at 4)``."""
+    outcome = getattr(row, f"{prefix}_outcome")
+    start, below = getattr(row, f"{prefix}_from"), getattr(row, f"{prefix}_below")
+    reasons = getattr(row, f"{prefix}_reasons")
+    flagged = f"; flagged {', '.join(reasons)}" if reasons else ""
+    if outcome == "crosses":
+        return f"{row.axis} {size(start)} (CPU as fast at {size(below)}{flagged})"
+    if outcome == "gpu-always":
+        return f"every measured {row.axis}, from {size(start)}{flagged}"
+    if outcome == "cpu-always":
+        return f"never: the CPU wins at every measured {row.axis}{flagged}"
+    return "not measured"
+
+
+def _speedup_text(row: Any) -> str:
+    if row.speedup != row.speedup:
+        return "–"
+    return f"{format_ratio(row.speedup)} ({format_ratio(row.low)} – {format_ratio(row.high)})"
+
+
+def _at_text(row: Any, size: Callable[[Any], str]) -> str:
+    if row.axis is None or row.at_size != row.at_size:
+        return ""
+    at = f"{row.axis} {size(row.at_size)}"
+    if row.speedup != row.speedup:
+        return f"flagged {', '.join(row.largest_reasons)} at every {row.axis} up to {size(row.largest)}"
+    if row.largest == row.largest:
+        return f"{at} ({size(row.largest)} flagged {', '.join(row.largest_reasons)})"
+    return at
+
+
+def chart_text(site: Site, table: pd.DataFrame) -> str:
+    parts = [f"{row.workload} on {row.series}: {format_ratio(row.speedup)} (95% interval "
+             f"{format_ratio(row.low)}–{format_ratio(row.high)}) at {row.axis} "
+             f"{site.tables.value_text(row.workload, str(row.axis), row.at_size)}"
+             for row in table.itertuples()]
+    return ("Speedup over the CPU of each workload's default case at its largest trustworthy "
+            "size. " + "; ".join(parts) + ".")

@@ -4,8 +4,9 @@ with its anchor, the workload's findings, and the commands that reproduce it."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -121,21 +122,37 @@ def workload_charts(
     swept = good[good["axis_value"].notna()]
     if not axis or swept.empty:
         return [], ["No chart: these cases sweep no parameter or none succeeded; see the table."]
+    words, x_text = axis_words(site, swept, axis)
     made = [
         site.chart(
             charts.time_chart(swept, axis),
-            f"Time per call against {axis}",
-            describe.time_text(swept, axis),
+            f"Time per call against {words}",
+            describe.time_text(swept, words, x_text),
         )
     ]
     missing: list[str] = []
-    _speedup(site, speed, axis, made, missing)
+    _speedup(site, speed, axis, made, missing, rows)
     _rate(site, swept, axis, made, missing)
     _memory(site, swept, axis, made, missing)
     return made, missing
 
 
-def _speedup(site: Site, speed: pd.DataFrame, axis: str, made: list, missing: list) -> None:
+def by_design(rows: pd.DataFrame) -> str | None:
+    """Why a workload has no speedup when that is its nature, not a missing run: it ran on an
+    accelerator and the workload itself skipped every one of its CPU cases (a host↔GPU
+    transfer has no CPU side), in the skip's own words."""
+    cpu = rows[rows["device_kind"].astype(str) == "cpu"]
+    ran = (rows["device_kind"].astype(str) != "cpu") & (rows["status"] == "ok")
+    if cpu.empty or not ran.any() or (cpu["status"] != "skipped").any():
+        return None
+    reason = str(cpu["error"].dropna().iloc[0]) if cpu["error"].notna().any() else ""
+    return "No counterpart by design: " + (f"{reason}, so " if reason else "") + (
+        "there is no CPU time to compare with. The findings below compare its own variants."
+    )
+
+
+def _speedup(site: Site, speed: pd.DataFrame, axis: str, made: list, missing: list,
+             rows: pd.DataFrame) -> None:
     from benchsite.plugins._shared.pages import what_to_run
 
     from benchsite.site import charts, describe
@@ -143,20 +160,35 @@ def _speedup(site: Site, speed: pd.DataFrame, axis: str, made: list, missing: li
     swept = speed[speed["axis_value"].notna()]
     workload = set(swept["workload"])
     if swept.empty:
-        missing.append(
+        missing.append(by_design(rows) or (
             "Speedup over the CPU: needs the same cases measured on a CPU and an "
             "accelerator of one host. " + what_to_run(site)
-        )
+        ))
         return
     crossings = site.tables.crossovers
     crossings = crossings[crossings["workload"].isin(workload)]
+    words, x_text = axis_words(site, swept, axis)
     made.append(
         site.chart(
             charts.speedup_chart(swept, crossings, axis),
-            f"Speedup over the CPU against {axis}",
-            describe.speedup_text(swept, crossings, axis),
+            f"Speedup over the CPU against {words}",
+            describe.speedup_text(swept, crossings, words, x_text),
         )
     )
+
+
+def axis_words(site: Site, frame: pd.DataFrame, axis: str) -> tuple[str, Any]:
+    """The axis in words (``world size``) and its values' text (``1 GiB`` for a copy's size)."""
+    workload = str(frame["workload"].iloc[0]) if len(frame) else ""
+    return axis.replace("_", " "), functools.partial(site.tables.value_text, workload, axis)
+
+
+# the memory collector's metrics as a reader names them
+MEMORY_LABELS = {
+    "memory.gpu_peak_allocated_bytes": "GPU peak allocated",
+    "memory.gpu_peak_reserved_bytes": "GPU peak reserved (PyTorch's cache, incl. earlier cases)",
+    "memory.cpu_peak_rss_bytes": "CPU peak resident (whole worker process)",
+}
 
 
 def _rate(site: Site, swept: pd.DataFrame, axis: str, made: list, missing: list) -> None:
@@ -169,11 +201,12 @@ def _rate(site: Site, swept: pd.DataFrame, axis: str, made: list, missing: list)
         return
     column, unit = found[0]
     data = swept[swept[column].notna()]
+    words, x_text = axis_words(site, data, axis)
     made.append(
         site.chart(
             charts.rate_chart(data, axis, column, unit),
-            f"Throughput ({unit}) against {axis}",
-            describe.rate_text(data, axis, column, unit),
+            f"Throughput ({unit}) against {words}",
+            describe.rate_text(data, words, column, unit, x_text),
         )
     )
 
@@ -189,10 +222,12 @@ def _memory(site: Site, swept: pd.DataFrame, axis: str, made: list, missing: lis
         )
         return
     data = long.join(swept[["axis_value", "series", "variant"]], on="index")
+    data["metric"] = data["metric"].map(lambda name: MEMORY_LABELS.get(name, name))
+    words, x_text = axis_words(site, swept, axis)
     made.append(
         site.chart(
             charts.memory_chart(data, axis),
-            f"Peak memory against {axis}",
-            describe.memory_text(data, axis),
+            f"Peak memory against {words}",
+            describe.memory_text(data, words, x_text),
         )
     )

@@ -33,7 +33,7 @@ def register_workloads() -> list[Workload]:
             name="matmul",
             description=(
                 "Square matrix product C = A @ B (2·n³ FLOPs), inputs on the device; with "
-                "include_transfer, A and B copied host→device and C back in every call."
+                "include_transfer=true, A and B copied host→device and C back in every call."
             ),
             setup=setup_matmul,
             params=[

@@ -1,4 +1,8 @@
-"""Human-readable numbers, shared by the terminal tables and the site."""
+"""Human-readable numbers, shared by the terminal tables, every analysis and every page: the one
+place a number becomes text (``docs/writing.md`` has the rules). Byte sizes are binary (``64 KiB``,
+``1 GiB``), rates SI (``4.2 TB/s``, ``12 TFLOP/s``), counts whole with separators
+(``1,160 items/s``), times with their unit written (``1.75 ms``); never scientific notation,
+never ``-0%``, never ``1× faster``."""
 
 from __future__ import annotations
 
@@ -18,7 +22,7 @@ def format_seconds(seconds: float | None) -> str:
         return "–"
     size = abs(seconds)
     _, scale, unit = next(entry for entry in SECOND_UNITS if size >= entry[0])
-    return f"{seconds / scale:.3g} {unit}"
+    return f"{plain(seconds / scale)} {unit}"
 
 
 def seconds_texts(values: np.ndarray) -> np.ndarray:
@@ -28,19 +32,105 @@ def seconds_texts(values: np.ndarray) -> np.ndarray:
     size, left = np.abs(values), np.isfinite(values)
     for threshold, scale, unit in SECOND_UNITS:
         here = left & (size >= threshold)
-        out[here] = [f"{value / scale:.3g} {unit}" for value in values[here].tolist()]
+        out[here] = [f"{plain(value / scale)} {unit}" for value in values[here].tolist()]
         left &= ~here
     return out
 
 
 def format_number(value: float | None, unit: str = "") -> str:
-    """``1.23e9`` → ``1.23 G``; three significant digits, SI prefixes."""
+    """``1.23e9, "B/s"`` → ``1.23 GB/s``; three significant digits, SI prefixes on a unit (a
+    number without a unit is written whole: :func:`format_count`)."""
     if value is None or not math.isfinite(value):
         return "–"
+    if not unit:
+        return format_count(value)
     for prefix, scale in (("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
         if abs(value) >= scale:
-            return f"{value / scale:.3g} {prefix}{unit}"
-    return f"{value:.3g} {unit}".rstrip()
+            return f"{plain(value / scale)} {prefix}{unit}"
+    return f"{plain(value)} {unit}"
+
+
+def plain(value: float, digits: int = 3) -> str:
+    """``digits`` significant digits in positional notation, never ``1e-05`` or ``-0``:
+    ``0.00123``, ``12.3``, ``1230``; below a millionth, ``0``."""
+    if not math.isfinite(value):
+        return "–"
+    if value == 0 or abs(value) < 1e-6:
+        return "0"
+    decimals = max(0, digits - 1 - math.floor(math.log10(abs(value))))
+    text = f"{round(value, decimals):.{decimals}f}"
+    text = text.rstrip("0").rstrip(".") if "." in text else text
+    return "0" if text in ("-0", "0") else text
+
+
+def format_count(value: float | None) -> str:
+    """A count or a unitless number: ``420``, ``1,160``, ``58,900``, ``5.4``; from ten million
+    on in words (``12 million``, ``3.4 billion``); three significant digits."""
+    if value is None or not math.isfinite(value):
+        return "–"
+    for word, scale in (("trillion", 1e12), ("billion", 1e9), ("million", 1e6)):
+        if abs(value) >= 10 * scale or (abs(value) >= scale and scale > 1e6):
+            return f"{plain(value / scale)} {word}"
+    if float(value).is_integer() and abs(value) < 1e7:  # a size or a count: exact (1,024)
+        return f"{int(value):,}"
+    if abs(value) < 1000:
+        return plain(value)
+    return f"{round(value, 3 - len(str(int(abs(value))))):,.0f}"
+
+
+BINARY_UNITS = (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10))
+
+
+def format_bytes(value: float | None) -> str:
+    """A size in bytes, binary units: ``64 KiB``, ``1 GiB``, ``1.5 MiB``, ``512 B``."""
+    if value is None or not math.isfinite(value):
+        return "–"
+    for unit, scale in BINARY_UNITS:  # from 1000 of a unit on, the next: 0.99 GiB, not 1017 MiB
+        if abs(value) >= scale * 1000 / 1024:
+            return f"{plain(value / scale)} {unit}"
+    return f"{plain(value)} B"
+
+
+def format_percent(share: float | None) -> str:
+    """A share as a percentage: ``42%``, ``0.3%``, ``0%`` (never ``-0%``)."""
+    if share is None or not math.isfinite(share):
+        return "–"
+    value = share * 100
+    if abs(value) < 0.05:
+        return "0%"
+    return f"{plain(value, 2)}%" if abs(value) < 10 else f"{value:.0f}%"
+
+
+def format_ratio(value: float | None) -> str:
+    """``12×``, ``2.4×``, ``0.59×``: two significant digits below 10, whole above."""
+    if value is None or not math.isfinite(value):
+        return "–"
+    return f"{plain(value, 2)}×" if value < 10 else f"{value:.0f}×"
+
+
+def faster_or_slower(value: float | None) -> str:
+    """A speed ratio (above 1 faster) in words: ``64× faster``, ``1.7× slower`` (never
+    ``0.59× faster``), ``about as fast`` where it rounds to 1×."""
+    if value is None or not math.isfinite(value) or value <= 0:
+        return "–"
+    if format_ratio(value) == "1×" or format_ratio(1 / value) == "1×":
+        return "about as fast"
+    return f"{format_ratio(value)} faster" if value > 1 else f"{format_ratio(1 / value)} slower"
+
+
+def plural(count: float, word: str, many: str | None = None) -> str:
+    """``1 thread``, ``2 threads``, ``1,200 cases``: a count with its noun in agreement."""
+    return f"{format_count(count)} {word if count == 1 else many or word + 's'}"
+
+
+def format_value(value: float | None, in_bytes: bool = False) -> str:
+    """A parameter's value (a batch, a size): whole where it is whole, binary units where it
+    counts bytes: ``256``, ``0.5``, ``8,192``, ``1 GiB``."""
+    if value is None:
+        return "–"
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return str(value)
+    return format_bytes(value) if in_bytes else format_count(value)
 
 
 def format_rate(row: Any) -> str:
@@ -72,8 +162,21 @@ def rate_texts(tflops: np.ndarray, gbps: np.ndarray, items: np.ndarray) -> np.nd
 RATE_TEXTS = (
     lambda value: format_number(value * 1e12, "FLOP/s"),
     lambda value: format_number(value * 1e9, "B/s"),
-    lambda value: f"{format_number(value)} items/s",
+    lambda value: f"{format_count(value)} items/s",
 )
+
+
+# a stored rate's unit → (its scale to the SI unit, the SI unit): 5120 GB/s is 5.12 TB/s
+SI_RATES = {"TFLOP/s": (1e12, "FLOP/s"), "GB/s": (1e9, "B/s"), "items/s": (1.0, "")}
+
+
+def format_rate_in(value: float | None, unit: str) -> str:
+    """A rate stored in ``unit`` (``TFLOP/s``, ``GB/s``, ``items/s``) with the SI prefix that
+    fits: ``4.2 TB/s``, ``50.7 TFLOP/s``, ``58,900 items/s``."""
+    scale, si = SI_RATES.get(unit, (1.0, ""))
+    if value is None or not math.isfinite(value):
+        return "–"
+    return format_number(value * scale, si) if si else f"{format_count(value)} {unit}"
 
 
 def _present(value: Any) -> bool:

@@ -7,14 +7,17 @@ the numbers at the ends of every line, so that the description alone answers the
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
 
-from benchsite.units import format_number, format_seconds
+from benchsite.units import format_bytes, format_number, format_rate_in, format_seconds
+
+XText = Callable[[Any], str]  # an axis value in words: ``1 GiB`` for a copy's size
 
 
-def _ends(frame: pd.DataFrame, value: str, fmt: object) -> str:
+def _ends(frame: pd.DataFrame, value: str, fmt: object, x_text: XText = format_number) -> str:
     """``cpu (dtype=fp32): 12 µs at 64 → 2.1 s at 8192`` for every series and variant: the
     first and last point along the axis that has each number. In plain Python: a sort and a
     group-by in pandas cost ~6 ms a chart, for a few hundred points."""
@@ -29,9 +32,9 @@ def _ends(frame: pd.DataFrame, value: str, fmt: object) -> str:
         xs = [x for x, _ in points if not _missing(x)] or [math.nan]
         ys = [y for _, y in points if not _missing(y)] or [math.nan]
         label = series if variant == "all" else f"{series} ({variant})"
-        text = f"{fmt(ys[0])} at {format_number(xs[0])}"  # type: ignore[operator]
+        text = f"{fmt(ys[0])} at {x_text(xs[0])}"  # type: ignore[operator]
         if len(points) > 1:
-            text += f" → {fmt(ys[-1])} at {format_number(xs[-1])}"  # type: ignore[operator]
+            text += f" → {fmt(ys[-1])} at {x_text(xs[-1])}"  # type: ignore[operator]
         parts.append(f"{label}: {text}")
     return "; ".join(parts)
 
@@ -41,20 +44,21 @@ def _missing(value: Any) -> bool:
     return value is None or value is pd.NA or (isinstance(value, float) and value != value)
 
 
-def time_text(frame: pd.DataFrame, axis: str) -> str:
+def time_text(frame: pd.DataFrame, axis: str, x_text: XText = format_number) -> str:
     return (
         f"Median time per call against {axis}, per device. "
-        + _ends(frame, "median_s", format_seconds)
+        + _ends(frame, "median_s", format_seconds, x_text)
         + "."
     )
 
 
-def speedup_text(frame: pd.DataFrame, crossings: pd.DataFrame, axis: str) -> str:
-    text = f"Speedup over the CPU against {axis}. " + _ends(frame, "speedup", _times) + "."
+def speedup_text(frame: pd.DataFrame, crossings: pd.DataFrame, axis: str,
+                 x_text: XText = format_number) -> str:
+    text = (f"Speedup over the CPU against {axis}. " + _ends(frame, "speedup", _times, x_text)
+            + ".")
     for row in crossings.itertuples():
-        if row.where == "between":
-            text += f" {row.series} ({row.variant}) overtakes the CPU from {axis} ≈ "
-            text += f"{format_number(row.crossover)}."
+        if row.where == "between":  # a measured size: an interpolated one is no size anyone ran
+            text += f" {row.series} ({row.variant}) is faster from {axis} {x_text(row.above[0])}."
         elif row.where == "below":
             text += f" {row.series} ({row.variant}) is faster at every measured {axis}."
         else:
@@ -62,18 +66,19 @@ def speedup_text(frame: pd.DataFrame, crossings: pd.DataFrame, axis: str) -> str
     return text
 
 
-def rate_text(frame: pd.DataFrame, axis: str, column: str, unit: str) -> str:
+def rate_text(frame: pd.DataFrame, axis: str, column: str, unit: str,
+              x_text: XText = format_number) -> str:
     return (
         f"Throughput in {unit} against {axis}, per device. "
-        + _ends(frame, column, lambda v: f"{format_number(v)} {unit}")
+        + _ends(frame, column, lambda v: format_rate_in(v, unit), x_text)
         + "."
     )
 
 
-def memory_text(frame: pd.DataFrame, axis: str) -> str:
+def memory_text(frame: pd.DataFrame, axis: str, x_text: XText = format_number) -> str:
     parts = []
     for metric, group in frame.groupby("metric", sort=True):
-        parts.append(f"{metric}: " + _ends(group, "value", lambda v: format_number(v, "B")))
+        parts.append(f"{metric}: " + _ends(group, "value", format_bytes, x_text))
     return f"Peak memory against {axis}. " + " | ".join(parts) + "."
 
 

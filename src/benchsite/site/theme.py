@@ -20,7 +20,15 @@ import jinja2
 from benchsite.errors import BenchsiteError
 from benchsite.site.sanitize import markdown_html
 from benchsite.site.views import link_items
-from benchsite.units import format_number, format_seconds
+from benchsite.units import (
+    format_bytes,
+    format_count,
+    format_number,
+    format_percent,
+    format_ratio,
+    format_seconds,
+    plural,
+)
 
 DEFAULT_THEME = "benchsite.templates"
 
@@ -56,6 +64,10 @@ def make_environment(
     env.filters.update(
         seconds=format_seconds,
         number=format_number,
+        count=format_count,
+        bytes=format_bytes,
+        percent=format_percent,
+        plural=plural,
         times=format_times,
         markdown=markdown_html,
         date=format_date,
@@ -66,7 +78,7 @@ def make_environment(
 
 def format_times(value: float | None) -> str:
     """A speedup factor: ``12.3×``."""
-    return "–" if value is None or value != value else f"{value:.3g}×"
+    return format_ratio(value)
 
 
 def format_date(value: datetime | None, with_time: bool = True) -> str:

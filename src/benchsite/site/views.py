@@ -21,7 +21,14 @@ from markupsafe import Markup
 from benchsite import store
 from benchsite.records import Finding
 from benchsite.site.sanitize import markdown_html
-from benchsite.units import RATE_COLUMNS, RATE_TEXTS, format_number, seconds_texts
+from benchsite.units import (
+    RATE_COLUMNS,
+    RATE_TEXTS,
+    format_bytes,
+    format_count,
+    format_percent,
+    seconds_texts,
+)
 
 FAILED = ("error", "crash", "timeout", "oom")
 
@@ -303,7 +310,7 @@ def _value_text(value: Any, key: str = "") -> str:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return str(value)
     if key.endswith("bytes"):
-        return format_number(float(value), "B")
+        return format_bytes(float(value))
     if key.endswith(UNIT_KEYS[1:]):
-        return f"{value:.0%}"
-    return f"{value:.4g}" if isinstance(value, float) else str(value)
+        return format_percent(float(value))
+    return format_count(value)

@@ -27,6 +27,9 @@ recomputes a number defined here.
   time with the speedups' block-bootstrap interval), regressions beyond a threshold, hosts
   grouped by hardware fingerprint; :attr:`Tables.run_changes`: each run against its host's
   previous run (significantly slower cases, regressions beyond 5%).
+- :attr:`Tables.small_hosts`: CPU-only hosts smaller than a GPU host beside them (a CI runner).
+- :attr:`Tables.byte_sized`: the workloads whose ``size`` counts bytes (shown as KiB, MiB, GiB).
+- :attr:`Tables.answers`: the one-screen answer per workload (:mod:`benchsite.tables.answers`).
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from benchsite.tables import compare, curves, effects, inventory, speedups
+from benchsite.tables import answers, compare, curves, effects, inventory, speedups
 from benchsite.tables.curves import SCALING_AXES, SUPERLINEAR
 from benchsite.tables.rows import SUSPECT_FLAGS, flag_tuple, prepare
 from benchsite.tables.speedups import precision_of, ratio_intervals
@@ -129,6 +132,26 @@ class Tables:
     @functools.cached_property
     def peaks(self) -> pd.DataFrame:
         return inventory.peaks(self.rows)
+
+    @functools.cached_property
+    def answers(self) -> pd.DataFrame:
+        return answers.answers(self.speedups, self.crossovers, self.small_hosts)
+
+    @functools.cached_property
+    def small_hosts(self) -> frozenset[str]:
+        return inventory.small_hosts(self.devices)
+
+    @functools.cached_property
+    def byte_sized(self) -> frozenset[str]:
+        return inventory.byte_sized(self.ok)
+
+    def value_text(self, workload: str, parameter: str, value: object) -> str:
+        """A parameter's value in words: ``1 GiB`` where ``workload``'s ``size`` counts bytes
+        (:attr:`byte_sized`), else the number (``8,192``)."""
+        from benchsite.units import format_value
+
+        in_bytes = parameter == "size" and str(workload) in self.byte_sized
+        return format_value(value, in_bytes)  # type: ignore[arg-type]
 
     @functools.cached_property
     def runs(self) -> pd.DataFrame:

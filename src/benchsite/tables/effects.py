@@ -29,14 +29,20 @@ COLUMNS = [
 
 def effects(current_ok: pd.DataFrame, parameter: str, baseline: Any) -> pd.DataFrame:
     """Every current ok row whose ``parameter`` differs from ``baseline``, against the row of
-    the same case with ``baseline`` (see the module docstring); ``case`` is the other
+    the same case with ``baseline`` (see the module docstring; a row of the same workload
+    without the parameter ran at its default, ``baseline``); ``case`` is the other
     parameters as JSON; ``m``/``baseline_m`` are the two rows' metrics, to read, never change."""
-    has = current_ok[current_ok["p"].map(lambda p: parameter in p).to_numpy(bool)]
+    named = current_ok["p"].map(lambda p: parameter in p).to_numpy(bool)
+    # a workload that names the parameter in some cases runs the others at its default, the
+    # baseline: cnn-train's checkpointing rows pair with its plain rows (no checkpointing key)
+    workloads = set(current_ok["workload"].to_numpy(object)[named])
+    has = current_ok[current_ok["workload"].isin(workloads).to_numpy(bool)]
     if has.empty:
         return pd.DataFrame(columns=COLUMNS)
+    values = [p.get(parameter, baseline) for p in has["p"]]
     rows = has.assign(
-        value=[p[parameter] for p in has["p"]], case=[without(p, parameter) for p in has["p"]],
-        is_base=[_equal(p[parameter], baseline) for p in has["p"]],
+        value=values, case=[without(p, parameter) for p in has["p"]],
+        is_base=[_equal(value, baseline) for value in values],
     )
     keys = ["host", "device", "workload", "world_size", "case"]
     merged = rows[~rows["is_base"]].merge(rows[rows["is_base"]], on=keys, suffixes=("", "_base"))

@@ -52,6 +52,31 @@ def _labels_text(texts: pd.Series) -> str:
     for text in texts.dropna():
         return ", ".join(f"{k}={v}" for k, v in sorted(json.loads(text).items()))
     return ""
+def small_hosts(devices: pd.DataFrame) -> frozenset[str]:
+    """Hosts whose findings stay off the home page and come last in answers: CPU-only hosts
+    with fewer logical CPUs than the largest host, when another host measured an accelerator
+    (a 2-core CI runner next to a GPU server). A store of small hosts only has none."""
+    if devices.empty:
+        return frozenset()
+    kinds = devices.groupby(devices["host"].astype(str))["device_kind"].agg(lambda k: set(k))
+    accelerated = {host for host, k in kinds.items() if k - {"cpu"}}
+    if not accelerated:
+        return frozenset()
+    cpus = {str(row.host): (row.info or {}).get("logical_cpus") or 0
+            for row in devices[devices["device_kind"].astype(str) == "cpu"].itertuples()}
+    most = max(cpus.values(), default=0)
+    return frozenset(h for h in kinds.index if h not in accelerated and cpus.get(h, 0) < most)
+
+
+def byte_sized(rows: pd.DataFrame) -> frozenset[str]:
+    """The workloads whose ``size`` parameter counts bytes: those that declare bytes moved and
+    never FLOPs (a copy, a transfer, an all-reduce), so that a size is shown as ``64 KiB``; a
+    matmul's size is a matrix dimension (it declares FLOPs) and stays a number."""
+    if rows.empty or "bytes" not in rows or "flops" not in rows:
+        return frozenset()
+    declared = rows.assign(_bytes=rows["bytes"].notna(), _flops=rows["flops"].notna())
+    kinds = declared.groupby(declared["workload"].astype(str))[["_bytes", "_flops"]].any()
+    return frozenset(kinds.index[kinds["_bytes"] & ~kinds["_flops"]])
 
 
 def runs(frame: pd.DataFrame) -> pd.DataFrame:

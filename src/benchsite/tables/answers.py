@@ -1,0 +1,115 @@
+"""The one-screen answer: per workload and accelerator, its default variant, where the GPU
+starts to win (kernel only and with host↔device copies) and the speedup at a realistic size.
+
+The **default variant** of a workload is the one a reader means when they name it: plain
+(every technique parameter at its baseline, :data:`PLAIN`: fp32, no pruning, no
+``torch.compile``, no checkpointing, no channels_last, kernel only), and among those the
+main sweep (the most measured sizes, then the largest). Only where a workload has no plain
+variant does another stand in, and its name says which (``bf16``). A median over variants or a
+pruned variant never answers for the workload.
+
+The **realistic size** is the largest size of the default variant whose pair is usable (never
+a suspect one); where the largest measured size is suspect, ``largest_reasons`` says why it was
+passed over, so that the page can say so (and where every size is, ``speedup`` is NaN). A
+crossover resting on a suspect pair is kept with its ``…_reasons``: the page flags it. Hosts of :func:`benchsite.tables.inventory.small_hosts`
+(a 2-core CI runner) answer only where no other host does.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+
+from benchsite.tables.speedups import without
+
+# technique parameters and their baseline: a variant with all of them there (or absent) is plain
+PLAIN: dict[str, Any] = {
+    "precision": "fp32", "dtype": "fp32", "sparsity": 0.0, "compile": False,
+    "checkpointing": False, "channels_last": False, "include_transfer": False, "pinned": False,
+}  # fmt: skip
+COLUMNS = [
+    "host", "device", "series", "gpu_label", "workload", "variant", "plain", "params", "axis",
+    "at_size", "speedup", "low", "high", "cpu_row", "gpu_row", "largest", "largest_reasons",
+    "kernel_outcome", "kernel_from", "kernel_below", "kernel_reasons", "copies_outcome",
+    "copies_from", "copies_below", "copies_reasons", "evidence",
+]  # fmt: skip
+
+
+def is_plain(params: dict[str, Any]) -> bool:
+    """Every technique parameter of ``params`` at its baseline (or absent)."""
+    return all(params.get(name, base) == base for name, base in PLAIN.items())
+
+
+def answers(speedups: pd.DataFrame, crossovers: pd.DataFrame,
+            small: frozenset[str] = frozenset()) -> pd.DataFrame:
+    """One row per (host, accelerator, workload) of the hosts that answer (see the module
+    docstring), sorted by workload."""
+    pairs = speedups[~speedups["include_transfer"].astype(bool) & speedups["speedup"].notna()]
+    if pairs.empty:
+        return pd.DataFrame(columns=COLUMNS)
+    hosts = set(pairs["host"])
+    pairs = pairs[~pairs["host"].isin(small)] if hosts - small else pairs
+    out = [_answer(group, crossovers)
+           for _, group in pairs.groupby(["host", "device", "workload"], sort=True)]
+    table = pd.DataFrame(out, columns=COLUMNS)
+    return table.sort_values(["workload", "host", "device"], kind="stable").reset_index(drop=True)
+
+
+def default_variant(group: pd.DataFrame) -> str:
+    """The default variant of one workload's pairs on one accelerator (module docstring)."""
+    plain = [is_plain(p) for p in group["params"]]
+    pool = group[plain] if any(plain) else group
+    sizes = pool.groupby("variant")["axis_value"].agg(["size", "max"])
+    return str(sizes.sort_values(["size", "max"], ascending=False, kind="stable").index[0])
+
+
+def _answer(group: pd.DataFrame, crossovers: pd.DataFrame) -> dict[str, Any]:
+    variant = default_variant(group)
+    mine = group[group["variant"] == variant].sort_values("axis_value", kind="stable")
+    usable = mine[~mine["suspect"].astype(bool)]
+    largest = mine.iloc[-1]
+    chosen = usable.iloc[-1] if len(usable) else largest
+    passed_over = largest.row_id != chosen.row_id or usable.empty
+    kernel, copies = _crossings(crossovers, chosen)
+    return {
+        "host": chosen.host, "device": chosen.device, "series": chosen.series,
+        "gpu_label": chosen.gpu_label, "workload": chosen.workload, "variant": variant,
+        "plain": is_plain(chosen.params), "params": chosen.params, "axis": chosen.axis,
+        "at_size": chosen.axis_value, "speedup": chosen.speedup if len(usable) else math.nan,
+        "low": chosen.low, "high": chosen.high, "cpu_row": chosen.cpu_row, "gpu_row": chosen.gpu_row,
+        "largest": largest.axis_value if passed_over else math.nan,
+        "largest_reasons": tuple(largest.reasons) if passed_over else (),
+        **_where(kernel, "kernel"), **_where(copies, "copies"),
+        "evidence": tuple(mine["cpu_row"]) + tuple(mine["gpu_row"]),
+    }  # fmt: skip
+
+
+def _crossings(crossovers: pd.DataFrame, pair: Any) -> tuple[Any, Any]:
+    """The crossovers of ``pair``'s series without and with copies (``None`` where absent)."""
+    if crossovers.empty:
+        return None, None
+    here = crossovers[(crossovers["host"] == pair.host) & (crossovers["device"] == pair.device)
+                      & (crossovers["workload"] == pair.workload)]
+    key = without(pair.params, str(pair.axis), "include_transfer")
+    found: dict[bool, Any] = {}
+    for c in here.itertuples():
+        if without(c.case_params, "include_transfer") == key:
+            found[bool(c.include_transfer)] = c
+    return found.get(False), found.get(True)
+
+
+def _where(crossing: Any, prefix: str) -> dict[str, Any]:
+    """``outcome``, ``from`` (the smallest measured size where the GPU wins from there on) and
+    ``below`` (the largest where it does not) of one crossover."""
+    if crossing is None:
+        return {f"{prefix}_outcome": None, f"{prefix}_from": math.nan,
+                f"{prefix}_below": math.nan, f"{prefix}_reasons": ()}
+    start = {"crosses": crossing.above, "gpu-always": crossing.first}.get(crossing.outcome)
+    return {
+        f"{prefix}_outcome": crossing.outcome,
+        f"{prefix}_from": start[0] if start else math.nan,
+        f"{prefix}_below": crossing.below[0] if crossing.below else math.nan,
+        f"{prefix}_reasons": tuple(crossing.reasons) if crossing.suspect else (),
+    }
