@@ -40,7 +40,7 @@ from benchsite.site.theme import make_environment, read_static
 from benchsite.specs import ChartSpec
 
 DEFAULT_RESULTS = Path("results")
-THEME_FILES = ("site.css", "embed.js")
+THEME_FILES = ("site.css", "embed.js", "tables.js")
 STAGES = ("plugins", "read", "analyse", "pages", "files", "charts")
 T = TypeVar("T")
 
