@@ -30,7 +30,7 @@ def layer_marks(spec: dict) -> list[str]:
 def test_time_chart_is_log_log_when_values_span_decades_and_inlines_one_point_per_case():
     data = sweep("cpu", [64, 512, 4096], [1e-5, 1e-3, 0.5])
     spec = charts.time_chart(data, "size").to_dict()
-    assert layer_marks(spec) == ["area", "line"]
+    assert layer_marks(spec) == ["area", "line", "point"]
     assert spec["layer"][0]["encoding"]["x"]["scale"]["type"] == "log"
     assert spec["layer"][1]["encoding"]["y"]["scale"]["type"] == "log"
     (values,) = spec["datasets"].values()
@@ -67,6 +67,7 @@ def test_variants_answering_one_question_are_lines_of_one_chart_on_a_named_axis(
     assert line["strokeDash"]["title"] == parameter.replace("_", " ")
     assert line["x"]["title"] == "devices (world size)"
     assert "strokeDash" not in spec["layer"][0]["encoding"]  # the band: an area has no dashes
+    assert line["strokeDash"]["legend"]["symbolStrokeColor"] == "gray"  # the samples drawn
 
 
 def speed_frame() -> pd.DataFrame:
@@ -95,7 +96,7 @@ def test_crossover_outside_the_range_is_named(ratios, where):
 def test_speedup_chart_marks_break_even_and_the_crossover():
     speed = speed_frame()
     spec = charts.speedup_chart(speed, curves.crossovers(speed), "size").to_dict()
-    assert layer_marks(spec) == ["area", "line", "rule", "rule"]
+    assert layer_marks(spec) == ["area", "line", "rule", "rule", "point"]
     assert spec["layer"][2]["encoding"]["y"] == {"datum": 1}
     assert spec["layer"][3]["encoding"]["x"]["field"] == "crossover"
     (values,) = spec["datasets"].values()

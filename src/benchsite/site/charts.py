@@ -107,10 +107,7 @@ def _lines(data: pd.DataFrame, name: str | None) -> dict[str, Any]:
     if name is None:
         return {"color": _device_color(), "detail": alt.Detail("case:N")}
     drawn = alt.Legend(symbolOpacity=1)
-    dashes = alt.Legend(  # a dash's sample drawn as a grey line: Vega-Lite leaves it transparent
-        symbolType="stroke", symbolStrokeWidth=2, symbolSize=400,
-        encode={"symbols": {"update": {"stroke": {"value": "gray"}}}},
-    )  # fmt: skip
+    dashes = alt.Legend(symbolType="stroke", symbolStrokeColor="gray", symbolSize=400)
     if data["series"].nunique() == 1:
         return {"color": alt.Color("drawn:N", title=axis_title(name), legend=drawn),
                 "detail": alt.Detail("case:N")}  # fmt: skip
@@ -119,8 +116,16 @@ def _lines(data: pd.DataFrame, name: str | None) -> dict[str, Any]:
 
 
 def _band(lines: dict[str, Any]) -> alt.Chart:
-    """The chart of a CI band behind :func:`_lines`: an area has no dashes."""
+    """The chart of a CI band (or of the points) of :func:`_lines`: without the dashes."""
     return alt.Chart().encode(**{key: lines[key] for key in ("color", "detail")})
+
+
+def _traced(x: alt.X, y: alt.Y, lines: dict[str, Any], tooltip: list[Any]) -> list[alt.Chart]:
+    """The lines of :func:`_lines` and their points, as two layers: points drawn by the line
+    mark itself would leave the legend's dash samples transparent."""
+    line = alt.Chart().mark_line().encode(x=x, y=y, **lines)
+    dots = _band(lines).mark_point(filled=True, opacity=1).encode(x=x, y=y, tooltip=tooltip)
+    return [line, dots]
 
 
 def _size(frame: pd.DataFrame) -> dict[str, int]:
@@ -215,24 +220,14 @@ def time_chart(frame: pd.DataFrame, axis: str) -> alt.TopLevelMixin:
         .mark_area(opacity=0.2)
         .encode(x=x, y=alt.Y("ci_low_s:Q"), y2=alt.Y2("ci_high_s:Q"))
     )
-    line = (
-        alt.Chart()
-        .mark_line(point=True)
-        .encode(
-            x=x,
-            **lines,
-            y=alt.Y(
-                "median_s:Q",
-                title="median time per call (s)",
-                scale=y_scale,
-                axis=alt.Axis(format="~s"),
-            ),
-            tooltip=_case_tooltip(
-                alt.Tooltip("axis_value:Q", title=axis_title(axis)), alt.Tooltip("median_s:Q")
-            ),
-        )
+    y = alt.Y(
+        "median_s:Q", title="median time per call (s)", scale=y_scale, axis=alt.Axis(format="~s")
     )
-    return _facet(layer(band, line, data=data, **_size(data)), data)
+    tooltip = _case_tooltip(
+        alt.Tooltip("axis_value:Q", title=axis_title(axis)), alt.Tooltip("median_s:Q")
+    )
+    line, dots = _traced(x, y, lines, tooltip)
+    return _facet(layer(band, line, dots, data=data, **_size(data)), data)
 
 
 @unvalidated
@@ -251,18 +246,10 @@ def speedup_chart(frame: pd.DataFrame, crossings: pd.DataFrame, axis: str) -> al
     )
     lines = _lines(data, name)
     band = _band(lines).mark_area(opacity=0.2).encode(x=x, y=alt.Y("low:Q"), y2=alt.Y2("high:Q"))
-    line = (
-        alt.Chart()
-        .mark_line(point=True)
-        .encode(
-            x=x,
-            **lines,
-            y=y,
-            tooltip=_case_tooltip(
-                alt.Tooltip("axis_value:Q", title=axis_title(axis)), alt.Tooltip("speedup:Q")
-            ),
-        )
+    tooltip = _case_tooltip(
+        alt.Tooltip("axis_value:Q", title=axis_title(axis)), alt.Tooltip("speedup:Q")
     )
+    line, dots = _traced(x, y, lines, tooltip)
     even = alt.Chart().mark_rule(color="gray").encode(y=alt.YDatum(1))
     cross = (
         alt.Chart()
@@ -274,7 +261,7 @@ def speedup_chart(frame: pd.DataFrame, crossings: pd.DataFrame, axis: str) -> al
             tooltip=[alt.Tooltip("series:N"), alt.Tooltip("crossover:Q", format=".3~s")],
         )
     )
-    layers = [band, line, even] + ([cross] if data["crossover"].notna().any() else [])
+    layers = [band, line, even] + ([cross] if data["crossover"].notna().any() else []) + [dots]
     # an empty crossover layer makes Vega warn of an infinite extent
     return _facet(layer(*layers, data=data, **_size(data)), data)
 
@@ -295,20 +282,12 @@ def rate_chart(frame: pd.DataFrame, axis: str, column: str, unit: str) -> alt.To
     data, name = together(
         frame[["axis_value", column, "series", "variant"]].rename(columns={column: "rate"})
     )
-    chart = (
-        alt.Chart(data, **_size(data))
-        .mark_line(point=True)
-        .encode(
-            x=axis_x(data, axis),
-            y=alt.Y("rate:Q", title=unit, scale=log_or_linear(data["rate"])),
-            **_lines(data, name),
-            tooltip=_case_tooltip(
-                alt.Tooltip("axis_value:Q", title=axis_title(axis)),
-                alt.Tooltip("rate:Q", title=unit),
-            ),
-        )
+    y = alt.Y("rate:Q", title=unit, scale=log_or_linear(data["rate"]))
+    tooltip = _case_tooltip(
+        alt.Tooltip("axis_value:Q", title=axis_title(axis)), alt.Tooltip("rate:Q", title=unit)
     )
-    return _facet(chart, data)
+    traced = _traced(axis_x(data, axis), y, _lines(data, name), tooltip)
+    return _facet(layer(*traced, data=data, **_size(data)), data)
 
 
 @unvalidated
