@@ -27,8 +27,7 @@
 
   // The charts are made for a wide column. In a narrower one (a phone's, a finding's card) the
   // panels of a faceted chart go one under another, legends go below, and each view takes the
-  // column's width, axes included: no data is off-screen and no text is shrunk to fit. Wider
-  // columns draw the charts as they are made.
+  // column's width, axes included: no data is off-screen and no text is shrunk to fit.
   var NARROW = 600; // px: a chart container narrower than this gets the narrow layout
   var AXIS = 80; // px: what a panel's y axis (labels and title) takes beside it
   var MIN_PANEL = 120; // px
@@ -62,9 +61,26 @@
     }
   }
 
-  function narrowWidth(container) {
-    var width = container.clientWidth;
-    return width > 0 && width < NARROW ? width : 0; // 0: the wide layout
+  // In a wide column the chart takes the column's whole width: a single or layered view is
+  // fitted to it, axes and legend included; a faceted one gets panels that share it, its
+  // legend below them.
+  var GAP = 24; // px between two panels of a facet
+
+  function widened(spec, width) {
+    if (spec.facet && spec.spec) {
+      var columns = spec.columns || 1;
+      spec.config = spec.config || {};
+      spec.config.legend = Object.assign({}, spec.config.legend || {}, { orient: "bottom" });
+      spec.spec.width = Math.max(MIN_PANEL, Math.floor((width - AXIS) / columns) - GAP);
+    } else if (spec.mark || spec.layer) {
+      spec.width = width;
+      spec.autosize = { type: "fit-x", contains: "padding" };
+    }
+    return spec;
+  }
+
+  function columnWidth(container) {
+    return container.clientWidth; // 0 where hidden: drawn as made
   }
 
   var views = new WeakMap(); // container → its drawn view, finalized when it is drawn again
@@ -72,8 +88,9 @@
   function draw(container) {
     var source = document.getElementById(container.getAttribute("data-chart") + "-spec");
     var spec = themed(JSON.parse(source.textContent));
-    var width = narrowWidth(container);
-    if (width) spec = narrowed(spec, width);
+    var width = columnWidth(container);
+    if (width && width < NARROW) spec = narrowed(spec, width);
+    else if (width) spec = widened(spec, width);
     container.setAttribute("data-layout", width);
     container.classList.remove("rendered");
     if (views.has(container)) views.get(container).finalize();
@@ -95,14 +112,14 @@
   var charts = Array.prototype.slice.call(document.querySelectorAll("[data-chart]"));
   charts.forEach(draw);
 
-  // a phone turned sideways, a window made narrower or wider: charts whose layout no longer
-  // suits their column are drawn again
+  // a phone turned sideways, a window made narrower or wider: charts whose column changed
+  // width are drawn again
   var resizing;
   window.addEventListener("resize", function () {
     clearTimeout(resizing);
     resizing = setTimeout(function () {
       charts.forEach(function (container) {
-        if (String(narrowWidth(container)) !== container.getAttribute("data-layout")) draw(container);
+        if (String(columnWidth(container)) !== container.getAttribute("data-layout")) draw(container);
       });
     }, 200);
   });

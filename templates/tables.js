@@ -6,7 +6,8 @@
    - a table of more than a few rows (outside a finding's card) gets a filter box: only the rows holding every word typed;
    - a table too wide for its column (a phone) shows each row as a card, labelled by its
      column headers;
-   - a link to a case inside a collapsed list (skipped cases) opens the list. */
+   - each case of a case table links to its own anchor, and a link to a case inside a
+     collapsed list (skipped cases) opens the list. */
 (function () {
   "use strict";
   var FILTER_FROM = 8; // rows: smaller tables get no filter box
@@ -147,6 +148,20 @@
     }
   }
 
+  // each case's device cell links to the case's own anchor: a link to one case to copy
+  function linkCases(table) {
+    Array.prototype.forEach.call(table.tBodies[0].rows, function (row) {
+      var cell = row.querySelector("td.dev");
+      if (!row.id || !cell) return;
+      var link = document.createElement("a");
+      link.className = "case";
+      link.href = "#" + row.id;
+      link.title = "Link to this case";
+      while (cell.firstChild) link.appendChild(cell.firstChild);
+      cell.appendChild(link);
+    });
+  }
+
   function openTarget() {
     var id = decodeURIComponent(location.hash.slice(1));
     var target = id && document.getElementById(id);
@@ -161,6 +176,7 @@
     .filter(function (table) { return table.tHead && table.tBodies.length === 1; });
   tables.forEach(function (table) {
     var rows = table.tBodies[0].rows.length;
+    if (table.classList.contains("cases")) linkCases(table);
     if (rows > 1) makeSortable(table);
     if (rows >= FILTER_FROM && !table.closest(".finding")) addFilter(table);
     stack(table);

@@ -25,7 +25,29 @@ WIDTHS = """() => [...document.querySelectorAll('.vega')].map(el => [el.clientWi
     Number(el.querySelector('svg').getAttribute('width')), el.querySelectorAll(MARKS).length])
 """.replace("MARKS", repr(MARKS))
 LAID_OUT_AGAIN = """() => [...document.querySelectorAll('.vega')].every(el =>
-    el.classList.contains('rendered') && el.dataset.layout == (el.clientWidth < 600 ? el.clientWidth : 0))"""
+    el.classList.contains('rendered') && el.dataset.layout == el.clientWidth)"""
+# What on a page is wider than its column: the page itself scrolling sideways, a scroll box in
+# the content holding more than it shows (a table, a code block, a chart), or a table, code block,
+# image or chart reaching past the card or column it sits in.
+TOO_WIDE = """() => {
+  const out = [], root = document.documentElement;
+  if (root.scrollWidth > root.clientWidth + 1) out.push(`page ${root.scrollWidth} px wide`);
+  const name = el => el.tagName.toLowerCase() + (el.className && el.className.baseVal === undefined
+    ? '.' + el.className.trim().replace(/ +/g, '.') : '');
+  for (const el of document.querySelectorAll('main *')) {
+    const style = getComputedStyle(el);
+    if (/auto|scroll/.test(style.overflowX) && el.scrollWidth > el.clientWidth + 1)
+      out.push(`${name(el)} holds ${el.scrollWidth} px in ${el.clientWidth} px`);
+  }
+  for (const el of document.querySelectorAll('main table, main pre, main img, main .vega svg')) {
+    const column = el.parentElement.closest('.table-wrap, .finding, .device, .chart, main');
+    const box = column.getBoundingClientRect(), own = el.getBoundingClientRect();
+    const right = box.right - parseFloat(getComputedStyle(column).paddingRight);
+    if (own.width && own.right > right + 1)
+      out.push(`${name(el)} ${Math.round(own.width)} px reaches ${Math.round(own.right - right)} px past its ${name(column)}`);
+  }
+  return out;
+}"""
 REFERENCES = """() => [...document.querySelectorAll('a[href], link[href], script[src]')]
     .map(el => el.href || el.src).concat(
     [...document.querySelectorAll('noscript')].flatMap(n =>
@@ -52,21 +74,31 @@ def load(page, url: str) -> None:
     page.goto(url)
     page.wait_for_function(
         "() => [...document.querySelectorAll('.vega')].every(el => el.classList.contains("
-        "'rendered') || el.textContent.includes('could not be drawn'))", timeout=15_000)
+        "'rendered') || el.textContent.includes('could not be drawn'))",
+        timeout=15_000,
+    )
 
 
-def visit(browser, base: str, site: Path) -> dict[str, set[str]]:
-    """Load every page; fail on any error; return each page's internal references."""
-    context = browser.new_context()
+DESKTOP, PHONE = {"width": 1280, "height": 800}, {"width": 390, "height": 844}
+
+
+def visit(browser, base: str, site: Path, viewport: dict[str, int]) -> dict[str, set[str]]:
+    """Load every page in a window of ``viewport``; fail on any error and on anything wider
+    than its column; return each page's internal references."""
+    context = browser.new_context(viewport=viewport)
     references: dict[str, set[str]] = {}
     page = context.new_page()
     problems = watched(page)
+    too_wide = {}
     for name in pages(site):
         load(page, urljoin(base, name))
         drawn = page.evaluate(CHARTS_DRAWN)
         assert all(count > 0 for count in drawn), f"{name}: a chart drew no marks: {drawn}"
         references[name] = set(page.evaluate(REFERENCES))
         assert not problems, f"{name}: {problems}"
+        if found := page.evaluate(TOO_WIDE):
+            too_wide[name] = found[:3]
+    assert not too_wide, f"wider than their column at {viewport['width']} px: {too_wide}"
     context.close()
     return references
 
@@ -88,11 +120,14 @@ def check_references(references: dict[str, set[str]], base: str, fetch) -> int:
 
 
 def test_every_page_works_from_file_urls(example_site, chromium):
+    """... at a desktop's width, where no table, code block or card's content is wider than
+    its column."""
     site, _ = example_site
     base = site.as_uri() + "/"
-    references = visit(chromium, base, site)
+    references = visit(chromium, base, site, DESKTOP)
     count = check_references(
-        references, base,
+        references,
+        base,
         lambda url: Path(unquote(urlparse(url).path)).read_text(errors="replace"),
     )
     assert count >= len(pages(site))
@@ -113,9 +148,11 @@ def served_under_sub_path(example_site, tmp_path):
 
 
 def test_every_page_works_served_under_a_sub_path(example_site, chromium, served_under_sub_path):
+    """... at a phone's width, where no table, code block or card's content is wider than its
+    column either (a case table shows each case as a card; tables.js stacks the others)."""
     site, _ = example_site
     base = served_under_sub_path
-    references = visit(chromium, base, site)
+    references = visit(chromium, base, site, PHONE)
     context = chromium.new_context()
 
     def fetch(url: str) -> str:
@@ -136,7 +173,7 @@ def test_charts_fit_a_phone_screen(example_site, chromium):
     Made wide again, the window gets the charts as a wide page draws them."""
     site, _ = example_site
     names = ["index.html", "findings.html", *(f"workloads/{n}" for n in pages(site / "workloads"))]
-    context = chromium.new_context(viewport={"width": 390, "height": 844})
+    context = chromium.new_context(viewport=PHONE)
     page = context.new_page()
     problems = watched(page)
     for name in names:
@@ -152,3 +189,64 @@ def test_charts_fit_a_phone_screen(example_site, chromium):
     assert redrawn == page.evaluate(WIDTHS)
     assert not problems, f"{names[-1]}, redrawn: {problems}"
     context.close()
+
+
+SECONDS = {"ns": 1e-9, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0}
+SHOWN_ROWS = "t => [...t.tBodies[0].rows].filter(r => !r.hidden)"
+MEDIANS = f"t => ({SHOWN_ROWS})(t).map(r => r.querySelector('td.med')?.firstChild.textContent)"
+
+
+def seconds(text: str) -> float:
+    number, unit = text.split()
+    return float(number) * SECONDS[unit]
+
+
+def test_a_case_table_sorts_filters_and_links_each_case(example_site, chromium):
+    """matmul's table of every case, in a browser: its median header sorts the cases by time
+    (µs before ms, either way), its filter box keeps the rows holding every word typed, and each
+    case has an anchor a link opens, a skipped case's too (its collapsed list opened)."""
+    site, _ = example_site
+    page = chromium.new_page(viewport=DESKTOP)
+    problems = watched(page)
+    load(page, (site / "workloads" / "matmul.html").as_uri())
+    table = page.locator("table.cases").first
+    header = table.locator("thead th", has_text="median")
+    for way in ("ascending", "descending"):
+        header.locator("button").click()
+        assert header.get_attribute("aria-sort") == way
+        times = [seconds(text) for text in table.evaluate(MEDIANS) if text and text != "–"]
+        assert len(times) > 20 and times == sorted(times, reverse=way == "descending")
+    every = table.evaluate("t => t.tBodies[0].rows.length")
+    page.locator(".table-filter input").first.fill("cuda:0 bf16")
+    shown = table.evaluate(f"t => ({SHOWN_ROWS})(t).map(r => r.textContent)")
+    assert 0 < len(shown) < every and all("cuda:0" in row and "bf16" in row for row in shown)
+    assert (
+        page.locator(".table-filter .count").first.inner_text() == f"{len(shown)} of {every} rows"
+    )
+    ids = page.evaluate(
+        "() => [...document.querySelectorAll('table.cases tbody tr')].map(r => r.id)"
+    )
+    assert all(re.fullmatch(r"row-[0-9a-f]{32}", row) for row in ids) and len(set(ids)) == len(ids)
+    skipped = page.locator("details.skipped tbody tr").first.get_attribute("id")
+    page.goto(f"{(site / 'workloads' / 'matmul.html').as_uri()}#{skipped}")
+    assert page.locator("details.skipped").first.evaluate("d => d.open")
+    assert page.locator(f"#{skipped}").is_visible()
+    assert page.locator(f"#{skipped} a.case").get_attribute("href") == f"#{skipped}"
+    assert not problems, problems
+    page.close()
+
+
+def test_pagination_links_sit_in_a_line(example_site, chromium):
+    """The findings page's "All 62, by page: 1 2 3 …" reads as one line of links, not a column
+    of numbers."""
+    site, _ = example_site
+    page = chromium.new_page(viewport=DESKTOP)
+    page.goto((site / "findings.html").as_uri())
+    navs = page.locator("nav.pages")
+    assert navs.count() > 0
+    for nav in navs.all():
+        tops = nav.evaluate(
+            "n => [...n.querySelectorAll('a')].map(a => a.getBoundingClientRect().top)"
+        )
+        assert len(tops) > 1 and max(tops) - min(tops) < 2, tops
+    page.close()

@@ -30,7 +30,7 @@ def layer_marks(spec: dict) -> list[str]:
 def test_time_chart_is_log_log_when_values_span_decades_and_inlines_one_point_per_case():
     data = sweep("cpu", [64, 512, 4096], [1e-5, 1e-3, 0.5])
     spec = charts.time_chart(data, "size").to_dict()
-    assert layer_marks(spec) == ["area", "line"]
+    assert layer_marks(spec) == ["area", "line", "point"]
     assert spec["layer"][0]["encoding"]["x"]["scale"]["type"] == "log"
     assert spec["layer"][1]["encoding"]["y"]["scale"]["type"] == "log"
     (values,) = spec["datasets"].values()
@@ -38,11 +38,36 @@ def test_time_chart_is_log_log_when_values_span_decades_and_inlines_one_point_pe
 
 
 def test_time_chart_stays_linear_for_a_narrow_range_and_facets_by_variant():
-    data = pd.concat([sweep("cpu", [64, 128], [1.0, 2.0], "dtype=fp32"),
-                      sweep("cpu", [64, 128], [2.0, 4.0], "dtype=bf16")])
+    """Variants that differ in one parameter are lines of one chart; where another parameter
+    differs too, one panel per value of it."""
+    data = pd.concat([sweep("cpu", [64, 128], [1.0, 2.0], "layout=nchw, dtype=fp32"),
+                      sweep("cpu", [64, 128], [2.0, 4.0], "layout=nhwc, dtype=bf16"),
+                      sweep("cpu", [64, 128], [3.0, 4.0], "layout=nchw, dtype=bf16")])
     spec = charts.time_chart(data, "size").to_dict()
     assert spec["facet"]["field"] == "variant"
     assert spec["spec"]["layer"][0]["encoding"]["x"]["scale"]["type"] == "linear"
+    (values,) = spec["datasets"].values()
+    assert {(v["variant"], v["drawn"]) for v in values} == {
+        ("layout=nchw", "fp32"), ("layout=nhwc", "bf16"), ("layout=nchw", "bf16")}
+
+
+@pytest.mark.parametrize("parameter", ["pinned", "include_transfer", "precision"])
+def test_variants_answering_one_question_are_lines_of_one_chart_on_a_named_axis(parameter):
+    """Pinned against pageable, with against without the copies, one precision against another:
+    one chart (no panels), one colour per device and one dash per value, the legend and the
+    axis titled in words."""
+    data = pd.concat([
+        sweep(device, [1, 16], [1.0, 2.0], f"{parameter}={value}, world_size=1")
+        for device in ("cpu", "cuda:0") for value in ("a", "b")
+    ])  # fmt: skip
+    spec = charts.time_chart(data, "world_size").to_dict()
+    assert "facet" not in spec
+    line = spec["layer"][1]["encoding"]
+    assert line["color"]["field"] == "series" and line["strokeDash"]["field"] == "drawn"
+    assert line["strokeDash"]["title"] == parameter.replace("_", " ")
+    assert line["x"]["title"] == "devices (world size)"
+    assert "strokeDash" not in spec["layer"][0]["encoding"]  # the band: an area has no dashes
+    assert line["strokeDash"]["legend"]["symbolStrokeColor"] == "gray"  # the samples drawn
 
 
 def speed_frame() -> pd.DataFrame:
@@ -71,7 +96,7 @@ def test_crossover_outside_the_range_is_named(ratios, where):
 def test_speedup_chart_marks_break_even_and_the_crossover():
     speed = speed_frame()
     spec = charts.speedup_chart(speed, curves.crossovers(speed), "size").to_dict()
-    assert layer_marks(spec) == ["area", "line", "rule", "rule"]
+    assert layer_marks(spec) == ["area", "line", "rule", "rule", "point"]
     assert spec["layer"][2]["encoding"]["y"] == {"datum": 1}
     assert spec["layer"][3]["encoding"]["x"]["field"] == "crossover"
     (values,) = spec["datasets"].values()

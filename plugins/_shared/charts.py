@@ -69,7 +69,9 @@ def ratio_chart(data: pd.DataFrame, x: str, title: str, color: str | None = None
     color = _telling(data, color)
     encode_color = {"color": alt.Color(f"{color}:N", title=None)} if color else {}
     # the data goes on the layer, not on each part: Altair compares parts' data by printing it
-    base = alt.Chart().encode(x=alt.X(f"{x}:Q", scale=alt.Scale(type="log"), title=x))
+    from benchsite.site.charts import axis_title
+
+    base = alt.Chart().encode(x=alt.X(f"{x}:Q", scale=alt.Scale(type="log"), title=axis_title(x)))
     band = base.mark_errorbar().encode(
         y=alt.Y("low:Q", scale=alt.Scale(type="log"), title="ratio (×)"),
         y2=alt.Y2("high:Q"),
@@ -102,21 +104,27 @@ def line_chart(
     x_title: str | None = None,
     y_title: str | None = None,
 ) -> Any:
-    """``y`` against ``x`` (one line per ``color``), log x axis by default; axes titled
-    ``x_title``/``y_title`` (the column names by default). ``None`` for fewer than two points:
-    a single dot is no curve."""
+    """``y`` against ``x`` (one line per ``color``), log x axis by default, log y axis where
+    ``y`` spans decades (a GPU's throughput would flatten a CPU's to zero on a linear one);
+    axes titled ``x_title``/``y_title`` (the column names in words by default). ``None`` for
+    fewer than two points: a single dot is no curve."""
     alt = _altair()
     if alt is None or len(data) < 2 or len(data) > MAX_POINTS:
         return None
+    from benchsite.site.charts import axis_title, log_or_linear
+
     scale = alt.Scale(type="log") if log_x else alt.Scale()
     color = _telling(data, color)
     encode_color = {"color": alt.Color(f"{color}:N", title=None)} if color else {}
+    x_axis = alt.X(
+        f"{x}:Q", scale=scale, title=x_title or axis_title(x), axis=alt.Axis(format="~s")
+    )
     return (
         alt.Chart(_drawn(data, x, y, color), title=title, **SIZE)
         .mark_line(point=True)
         .encode(
-            x=alt.X(f"{x}:Q", scale=scale, title=x_title or x, axis=alt.Axis(format="~s")),
-            y=alt.Y(f"{y}:Q", title=y_title or y),
+            x=x_axis,
+            y=alt.Y(f"{y}:Q", title=y_title or axis_title(y), scale=log_or_linear(data[y])),
             tooltip=_tooltips(alt, f"{x}:Q", f"{y}:Q"),
             **encode_color,
         )

@@ -49,7 +49,86 @@ def axis_x(data: pd.DataFrame, axis: str) -> alt.X:
         ticks = alt.Axis(values=distinct, format="~s")
     else:
         ticks = alt.Axis(format="~s") if whole else alt.Axis()
-    return alt.X("axis_value:Q", title=axis, scale=scale, axis=ticks)
+    return alt.X("axis_value:Q", title=axis_title(axis), scale=scale, axis=ticks)
+
+
+# parameters whose values answer one question (is pinned memory worth it, what does the copy
+# cost, which precision) and so are drawn as lines of one chart, in this order of preference
+TOGETHER = ("include_transfer", "pinned", "precision", "compile", "channels_last")
+AXIS_TITLES = {"world_size": "devices (world size)", "items_per_s": "items per second",
+               "median_ms": "median time per call (ms)", "batch": "batch size"}  # fmt: skip
+
+
+def axis_title(name: str) -> str:
+    """A parameter or column name as an axis says it: ``world_size`` → devices (world size)."""
+    return AXIS_TITLES.get(name, name.replace("_", " ").replace(".", " "))
+
+
+def _parameters(variant: str) -> dict[str, str]:
+    return dict(part.split("=", 1) for part in variant.split(", ") if "=" in part)
+
+
+def _without(parameters: dict[str, str], name: str) -> str:
+    return ", ".join(f"{key}={value}" for key, value in parameters.items() if key != name)
+
+
+def _together_name(variants: list[dict[str, str]]) -> str | None:
+    """The varying parameter to draw as lines of one chart: the one that leaves the fewest
+    panels, a parameter of :data:`TOGETHER` first when two leave as many."""
+    varying = sorted({key for one in variants for key in one
+                      if len({other.get(key) for other in variants}) > 1})  # fmt: skip
+    if not varying:
+        return None
+
+    def rank(name: str) -> tuple[int, int, str]:
+        panels = len({_without(one, name) for one in variants})
+        return panels, TOGETHER.index(name) if name in TOGETHER else len(TOGETHER), name
+
+    return min(varying, key=rank)
+
+
+def together(frame: pd.DataFrame) -> tuple[pd.DataFrame, str | None]:
+    """``frame`` with the variants that answer one question drawn together: ``drawn`` holds
+    the value of one varying parameter (its name returned; ``None`` where nothing varies),
+    ``variant`` the other parameters (the facet, when they still differ) and ``case`` the
+    whole variant, which keeps each line apart."""
+    out = frame.assign(case=frame["variant"].astype(str), drawn="")
+    names = list(dict.fromkeys(out["case"]))
+    parameters = {name: _parameters(name) for name in names}
+    name = _together_name(list(parameters.values())) if len(names) > 1 else None
+    if name is None:
+        return out, None
+    rest = {case: _without(one, name) for case, one in parameters.items()}
+    drawn = {case: one.get(name, "(default)") for case, one in parameters.items()}
+    return out.assign(variant=out["case"].map(rest), drawn=out["case"].map(drawn)), name
+
+
+def _lines(data: pd.DataFrame, name: str | None) -> dict[str, Any]:
+    """Colour (and dashes) of the lines of a chart of :func:`together`'s frame: one colour per
+    device, dashes per value of the parameter drawn together; one colour per value where
+    there is one device."""
+    if name is None:
+        return {"color": _device_color(), "detail": alt.Detail("case:N")}
+    drawn = alt.Legend(symbolOpacity=1)
+    dashes = alt.Legend(symbolType="stroke", symbolStrokeColor="gray", symbolSize=400)
+    if data["series"].nunique() == 1:
+        return {"color": alt.Color("drawn:N", title=axis_title(name), legend=drawn),
+                "detail": alt.Detail("case:N")}  # fmt: skip
+    return {"color": _device_color(), "detail": alt.Detail("case:N"),
+            "strokeDash": alt.StrokeDash("drawn:N", title=axis_title(name), legend=dashes)}  # fmt: skip
+
+
+def _band(lines: dict[str, Any]) -> alt.Chart:
+    """The chart of a CI band (or of the points) of :func:`_lines`: without the dashes."""
+    return alt.Chart().encode(**{key: lines[key] for key in ("color", "detail")})
+
+
+def _traced(x: alt.X, y: alt.Y, lines: dict[str, Any], tooltip: list[Any]) -> list[alt.Chart]:
+    """The lines of :func:`_lines` and their points, as two layers: points drawn by the line
+    mark itself would leave the legend's dash samples transparent."""
+    line = alt.Chart().mark_line().encode(x=x, y=y, **lines)
+    dots = _band(lines).mark_point(filled=True, opacity=1).encode(x=x, y=y, tooltip=tooltip)
+    return [line, dots]
 
 
 def _size(frame: pd.DataFrame) -> dict[str, int]:
@@ -156,28 +235,36 @@ def _with_model(data: pd.DataFrame, frame: pd.DataFrame) -> pd.DataFrame:
     return data.assign(model=frame["device_model"]) if "device_model" in frame else data
 
 
+def _case_tooltip(*extra: alt.Tooltip) -> list[alt.Tooltip]:
+    """The tooltip of a chart of :func:`together`'s frame: the whole variant."""
+    return [alt.Tooltip("series:N", title="device"), alt.Tooltip("case:N", title="variant"),
+            *extra]  # fmt: skip
+
+
 @unvalidated
 def time_chart(frame: pd.DataFrame, axis: str) -> alt.TopLevelMixin:
     """Median time per call against the axis, one line per host and device, with the 95% CI of
     the median as a band (folded over hosts, :func:`folded`, the band spans the hosts). Columns:
     axis_value, median_s, ci_low_s, ci_high_s, series, variant; ``device_model`` if present."""
-    data = frame[_TIME_COLUMNS]
-    data = folded(_with_model(data, frame), "median_s")
+    data = folded(_with_model(frame[_TIME_COLUMNS], frame), "median_s")
     data = data.rename(columns={"low": "ci_low_s", "high": "ci_high_s"})[_TIME_COLUMNS]
+    data, name = together(data)
     x = axis_x(data, axis)
     y_scale = log_or_linear(pd.concat([data["ci_low_s"], data["ci_high_s"]]))
-    base = alt.Chart().encode(x=x, color=_device_color())
-    band = base.mark_area(opacity=0.2).encode(y=alt.Y("ci_low_s:Q"), y2=alt.Y2("ci_high_s:Q"))
-    line = base.mark_line(point=True).encode(
-        y=alt.Y(
-            "median_s:Q",
-            title="median time per call (s)",
-            scale=y_scale,
-            axis=alt.Axis(format="~s"),
-        ),
-        tooltip=_tooltip(alt.Tooltip("axis_value:Q", title=axis), alt.Tooltip("median_s:Q")),
+    lines = _lines(data, name)
+    band = (
+        _band(lines)
+        .mark_area(opacity=0.2)
+        .encode(x=x, y=alt.Y("ci_low_s:Q"), y2=alt.Y2("ci_high_s:Q"))
     )
-    return _facet(layer(band, line, data=data, **_size(data)), data)
+    y = alt.Y(
+        "median_s:Q", title="median time per call (s)", scale=y_scale, axis=alt.Axis(format="~s")
+    )
+    tooltip = _case_tooltip(
+        alt.Tooltip("axis_value:Q", title=axis_title(axis)), alt.Tooltip("median_s:Q")
+    )
+    line, dots = _traced(x, y, lines, tooltip)
+    return _facet(layer(band, line, dots, data=data, **_size(data)), data)
 
 
 @unvalidated
@@ -190,30 +277,31 @@ def speedup_chart(frame: pd.DataFrame, crossings: pd.DataFrame, axis: str) -> al
         model = frame["gpu_label"] if "gpu_label" in frame else None
         data = folded(data.drop(columns=["low", "high"]).assign(model=model), "speedup")
         data = data.drop(columns=["model"], errors="ignore")
-    data = _with_crossovers(data, crossings)
+    data, name = together(_with_crossovers(data, crossings))
     x = axis_x(data, axis)
     y = alt.Y(
         "speedup:Q",
         title="speedup over the CPU (×)",
         scale=log_or_linear(pd.concat([data["low"], data["high"], pd.Series([1.0])])),
     )
-    base = alt.Chart().encode(color=_device_color())
-    band = base.mark_area(opacity=0.2).encode(x=x, y=alt.Y("low:Q"), y2=alt.Y2("high:Q"))
-    line = base.mark_line(point=True).encode(
-        x=x,
-        y=y,
-        tooltip=_tooltip(alt.Tooltip("axis_value:Q", title=axis), alt.Tooltip("speedup:Q")),
+    lines = _lines(data, name)
+    band = _band(lines).mark_area(opacity=0.2).encode(x=x, y=alt.Y("low:Q"), y2=alt.Y2("high:Q"))
+    tooltip = _case_tooltip(
+        alt.Tooltip("axis_value:Q", title=axis_title(axis)), alt.Tooltip("speedup:Q")
     )
-    even = base.mark_rule(color="gray").encode(y=alt.YDatum(1))
+    line, dots = _traced(x, y, lines, tooltip)
+    even = alt.Chart().mark_rule(color="gray").encode(y=alt.YDatum(1))
     cross = (
-        base.mark_rule(strokeDash=[4, 3])
+        alt.Chart()
+        .mark_rule(strokeDash=[4, 3])
         .transform_filter("isValid(datum.crossover)")
         .encode(
             x=alt.X("crossover:Q"),
+            color=lines["color"],
             tooltip=[alt.Tooltip("series:N"), alt.Tooltip("crossover:Q", format=".3~s")],
         )
     )
-    layers = [band, line, even] + ([cross] if data["crossover"].notna().any() else [])
+    layers = [band, line, even] + ([cross] if data["crossover"].notna().any() else []) + [dots]
     # an empty crossover layer makes Vega warn of an infinite extent
     return _facet(layer(*layers, data=data, **_size(data)), data)
 
@@ -232,20 +320,15 @@ def _with_crossovers(data: pd.DataFrame, crossings: pd.DataFrame) -> pd.DataFram
 def rate_chart(frame: pd.DataFrame, axis: str, column: str, unit: str) -> alt.TopLevelMixin:
     """Throughput (``column`` in ``unit``: TFLOP/s, GB/s or items/s) against the axis."""
     data = frame[["axis_value", column, "series", "variant"]].rename(columns={column: "rate"})
-    data = folded(_with_model(data, frame), "rate")[["axis_value", "rate", "series", "variant"]]
-    chart = (
-        alt.Chart(data, **_size(data))
-        .mark_line(point=True)
-        .encode(
-            x=axis_x(data, axis),
-            y=alt.Y("rate:Q", title=unit, scale=log_or_linear(data["rate"])),
-            color=alt.Color("series:N", title="device"),
-            tooltip=_tooltip(
-                alt.Tooltip("axis_value:Q", title=axis), alt.Tooltip("rate:Q", title=unit)
-            ),
-        )
+    data, name = together(
+        folded(_with_model(data, frame), "rate")[["axis_value", "rate", "series", "variant"]]
     )
-    return _facet(chart, data)
+    y = alt.Y("rate:Q", title=unit, scale=log_or_linear(data["rate"]))
+    tooltip = _case_tooltip(
+        alt.Tooltip("axis_value:Q", title=axis_title(axis)), alt.Tooltip("rate:Q", title=unit)
+    )
+    traced = _traced(axis_x(data, axis), y, _lines(data, name), tooltip)
+    return _facet(layer(*traced, data=data, **_size(data)), data)
 
 
 @unvalidated
