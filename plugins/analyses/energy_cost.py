@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from benchsite.plugins._shared.findings import (
     case_text,
@@ -51,7 +52,7 @@ def energy_table(tables: Tables) -> pd.DataFrame:
     if rows.empty:
         return pd.DataFrame(columns=columns)
     # kernel-only cases (a copy-inclusive GPU time has no CPU twin) of comparable workloads
-    rows = rows[[not p.get("include_transfer") for p in rows["p"]]]
+    rows = rows[np.array([not p.get("include_transfer") for p in rows["p"]], dtype=bool)]
     rows = rows[~rows["workload"].astype(str).isin(NOT_COMPARABLE)]
     records = [_record(row) for row in rows.itertuples() if row.items == row.items and row.items]
     return pd.DataFrame(records, columns=columns)

@@ -9,6 +9,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 
 from benchsite import Page, RenderedPage, hookimpl
@@ -66,8 +67,8 @@ def render(site: Site) -> list[RenderedPage]:
     devices = site.tables.devices
     ran = site.tables.rows[site.tables.rows["status"] != "skipped"]
     ran_on = set(zip(ran["host"].astype(str), ran["device"].astype(str), strict=True))
-    devices = devices[[(str(h), str(d)) in ran_on
-                       for h, d in zip(devices["host"], devices["device"], strict=True)]]
+    devices = devices[np.array([(str(h), str(d)) in ran_on for h, d in
+                                zip(devices["host"], devices["device"], strict=True)], dtype=bool)]
     hosts = []
     for host, group in devices.groupby("host", sort=True):
         views = [_device(site, row, peaks) for row in group.itertuples()]
