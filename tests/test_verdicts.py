@@ -133,5 +133,5 @@ def test_transfer_has_no_cpu_counterpart_by_design(analysed):
 
     rows = analysed.tables.current
     said = by_design(rows[rows["workload"] == "transfer"])
-    assert said is not None and said.startswith("No counterpart by design: no transfer on the CPU")
+    assert said is not None and said.startswith("No counterpart by design (no transfer on the CPU")
     assert by_design(rows[rows["workload"] == "matmul"]) is None

@@ -285,9 +285,20 @@ def case_text(params: Mapping[str, Any], skip: Iterable[str] = (), in_bytes: boo
         elif name in ("precision", "dtype", "op", "direction", "model", "scaling"):
             parts.append(str(value))
         else:
-            words = name.replace("_", " ")
-            parts.append(f"{words} {number_text(value, in_bytes and name == 'size')}")
+            parts.append(parameter_words(name, value, in_bytes and name == "size"))
     return ", ".join(parts)
+
+
+# a parameter's unit named by its suffix: cpu_memory_budget_gib=8 reads "cpu memory budget 8 GiB"
+UNIT_SUFFIXES = {"_gib": "GiB", "_mib": "MiB", "_kib": "KiB"}
+
+
+def parameter_words(name: str, value: Any, in_bytes: bool = False) -> str:
+    """``image size 224``, ``size 1 GiB``, ``cpu memory budget 8 GiB``."""
+    suffix = next((s for s in UNIT_SUFFIXES if name.endswith(s)), "")
+    words = name.removesuffix(suffix).replace("_", " ")
+    unit = f" {UNIT_SUFFIXES[suffix]}" if suffix else ""
+    return f"{words} {number_text(value, in_bytes)}{unit}"
 
 
 def number_text(value: Any, in_bytes: bool = False) -> str:

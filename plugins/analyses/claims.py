@@ -25,6 +25,7 @@ from benchsite.plugins._shared.findings import (
     is_accelerator,
     memory_change,
     memory_saved,
+    percent,
     ratio,
     ratio_ci,
     reasons_text,
@@ -223,7 +224,8 @@ def _technique_claim(key: str, claim: str, technique: str, run: str,
 def _named(technique: str, effect: dict[str, Any]) -> str:
     """An effect's case with the technique's value named first: ``bf16, batch 256``."""
     value = effect["value"]
-    named = str(value) if technique == "precision" else ""
+    named = (str(value) if technique == "precision" else
+             f"{percent(float(value))} sparsity" if technique == "sparsity" else "")
     return ", ".join(part for part in (named, effect["case"]) if part)
 
 
@@ -256,7 +258,8 @@ def _memory_claim(tables: Tables, key: str, claim: str, technique: str,
              f"{memory_change(e['memory_saved'])}" for e in sorted(found, key=lambda e: -e["memory_saved"])]
     cpu = [e for e in measured if e not in found]
     more = ("On the CPU (resident memory, which also counts allocator caches): " + "; ".join(
-        f"{e['workload']} {memory_change(e['memory_saved'])}" for e in cpu) + ".") if cpu else ""
+        f"{e['workload']} ({_named(technique, e)}) {memory_change(e['memory_saved'])}"
+        for e in cpu) + ".") if cpu else ""
     return verdict(key, claim, v, f"peak {where} memory {memory_change(mid)} in the typical case of "
                    f"{plural(len(saved), 'case')}.", evidence, more, bullets=lines)
 

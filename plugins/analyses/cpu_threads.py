@@ -133,8 +133,11 @@ def _twin_finding(here: Any, there: Any, apart: float) -> Finding:
 
 def _timing(row: Any) -> str:
     """``44 samples of 2 calls after 114 warm-up calls``."""
-    return (f"{plural(int(row.n_samples), 'sample')} of {plural(int(row.calls_per_sample), 'call')}"
-            f" after {plural(int(row.warmup_calls), 'warm-up call')}")
+    def count(value: Any, noun: str) -> str:
+        return plural(int(value), noun) if value == value and value is not None else f"? {noun}s"
+
+    return (f"{count(row.n_samples, 'sample')} of {count(row.calls_per_sample, 'call')} after "
+            f"{count(row.warmup_calls, 'warm-up call')}")
 
 
 def scales(curve: pd.DataFrame) -> bool:

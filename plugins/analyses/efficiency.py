@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from benchsite.plugins._shared.findings import device_label, finding, percent, precision_of
 
@@ -73,7 +74,8 @@ def efficiency_findings(tables: Tables) -> list[Finding]:
     findings = [_peak_finding(key, peak, rows) for key, peak in peaks.items()
                 if peak["tflops"] or peak.get("gbps")]
     measured = rows[~rows["workload"].isin([PEAK_FLOPS, PEAK_BYTES])][list(SHARE_COLUMNS)]
-    measured = measured[~measured["flags"].map(lambda f: bool(NOT_A_PEAK & set(f)))]
+    doubtful = [bool(NOT_A_PEAK & set(flags)) for flags in measured["flags"]]
+    measured = measured[~np.array(doubtful, dtype=bool)]
     for (host, device, _workload), group in measured.groupby(["host", "device", "workload"],
                                                              observed=True, sort=True):
         peak = peaks.get((str(host), str(device)))

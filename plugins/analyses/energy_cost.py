@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from benchsite.plugins._shared.findings import (
     case_text,
@@ -51,7 +52,7 @@ def energy_table(tables: Tables) -> pd.DataFrame:
     if rows.empty:
         return pd.DataFrame(columns=columns)
     # kernel-only cases (a copy-inclusive GPU time has no CPU twin) of comparable workloads
-    rows = rows[[not p.get("include_transfer") for p in rows["p"]]]
+    rows = rows[np.array([not p.get("include_transfer") for p in rows["p"]], dtype=bool)]
     rows = rows[~rows["workload"].astype(str).isin(NOT_COMPARABLE)]
     records = [_record(row) for row in rows.itertuples() if row.items == row.items and row.items]
     return pd.DataFrame(records, columns=columns)
@@ -143,6 +144,7 @@ def comparison(case: pd.DataFrame, column: str, what: str) -> str:
 
 def _finding(host: str, workload: str, group: pd.DataFrame, in_bytes: bool) -> Finding:
     case = same_case(group)
+    compared = not case.empty
     if case.empty:  # no case on a CPU and an accelerator both: each device's own, not compared
         case = group.sort_values("axis_value", na_position="first").groupby("label").tail(1)
         lead = f"{workload} on {host}, not measured on a CPU and an accelerator in one case: "
@@ -164,9 +166,10 @@ def _finding(host: str, workload: str, group: pd.DataFrame, in_bytes: bool) -> F
             "assumptions from the configuration, not measurements. Devices without a counter "
             "or a price say so."
         ),
-        numbers={item.label: {"j_per_item": item.j_per_item,
-                              "usd_per_million_items": item.usd_per_million}
-                 for item in case.itertuples()},
+        numbers={"same_case": compared, **{
+            item.label: {"j_per_item": item.j_per_item,
+                         "usd_per_million_items": item.usd_per_million}
+            for item in case.itertuples()}},
         evidence=list(case["row_id"]),
         scope={"hosts": [host], "devices": list(case["label"]), "workloads": [workload]},
         strength="moderate",

@@ -256,7 +256,9 @@ def cost_energy(tables: Tables, findings: list[Finding]) -> Finding:
         return unanswered(KIND, "cost", q, "Unavailable: no device in this store reported an "
                           "energy counter or a price.", "GPU energy needs NVML; CPU energy needs "
                           "RAPL; prices come from a cost table in `benchsite.toml`.", question=q)
-    found = by_host(found, host_order(tables))
+    # the same case on both devices first: a device measured alone answers "which is cheaper"
+    found = by_host(sorted(found, key=lambda f: not f.numbers.get("same_case")),
+                    host_order(tables))
     return reply("cost", q, "Per item, the cheaper device depends on the workload; each line "
                  "compares the same case on both devices:", _lines(found), _evidence(found))
 

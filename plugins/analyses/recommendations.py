@@ -93,9 +93,7 @@ def _device_advice(group: pd.DataFrame, best: pd.Series, crossing: object,
                 f"({case_text(best.params, in_bytes=in_bytes)})" + _limit(group, in_bytes) + ".")
     return answered(KIND, f"device-{best.host}-{best.device}-{best.workload}",
                     f"{best.workload}: which device", text, evidence, workload=str(best.workload),
-                    explanation="Limits: measured at the sizes of the workload's page; the same "
-                    "precision on both devices; data already on the GPU (copies not timed).",
-                    strength="strong")
+                    strength="strong")  # its limits are said once, on the page
 
 
 def _limit(group: pd.DataFrame, in_bytes: bool) -> str:

@@ -9,10 +9,10 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 
 from benchsite import Page, RenderedPage, hookimpl
-from benchsite.tables.rows import params_text
 from benchsite.units import SI_RATES, format_bytes, format_rate_in
 
 if TYPE_CHECKING:  # the site stack is imported when a site is built, not at start-up
@@ -67,8 +67,8 @@ def render(site: Site) -> list[RenderedPage]:
     devices = site.tables.devices
     ran = site.tables.rows[site.tables.rows["status"] != "skipped"]
     ran_on = set(zip(ran["host"].astype(str), ran["device"].astype(str), strict=True))
-    devices = devices[[(str(h), str(d)) in ran_on
-                       for h, d in zip(devices["host"], devices["device"], strict=True)]]
+    devices = devices[np.array([(str(h), str(d)) in ran_on for h, d in
+                                zip(devices["host"], devices["device"], strict=True)], dtype=bool)]
     hosts = []
     for host, group in devices.groupby("host", sort=True):
         views = [_device(site, row, peaks) for row in group.itertuples()]
@@ -77,6 +77,8 @@ def render(site: Site) -> list[RenderedPage]:
 
 
 def _device(site: Site, row: Any, peaks: pd.DataFrame) -> DeviceView:
+    from benchsite.plugins._shared.findings import case_text
+
     mine = peaks[(peaks["host"] == row.host) & (peaks["device"] == row.device)]
     return DeviceView(
         name=str(row.device),
@@ -90,7 +92,8 @@ def _device(site: Site, row: Any, peaks: pd.DataFrame) -> DeviceView:
             PeakView(
                 workload=str(peak.workload),
                 rate=format_rate_in(peak.rate, str(peak.unit)),
-                params=params_text(peak.params_obj),
+                params=case_text(peak.params_obj,
+                                 in_bytes=str(peak.workload) in site.tables.byte_sized),
                 href=site.row_links[str(peak.row_id)].href,
             )
             for peak in mine.itertuples()
@@ -115,6 +118,8 @@ def _key(key: Any) -> str:
 
 
 def _text(value: Any) -> str:
+    if value is None:
+        return "–"
     if isinstance(value, int) and value > 10**8:
         return format_bytes(value)
     if isinstance(value, list):

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from benchsite import Page, RenderedPage, hookimpl
-from benchsite.units import format_ratio, format_value
+from benchsite.units import format_ratio
 
 if TYPE_CHECKING:  # the site stack is imported when a site is built, not at start-up
     from benchsite.plugins._shared.pages import (
@@ -47,8 +47,9 @@ class AnswerRow:
 
 @dataclass(frozen=True)
 class OverviewContext:
-    """``index.html``: the headline speedups (table and chart, or what to run to get them), the
-    devices compared, the top findings and recommendations, and when and where it was measured."""
+    """``index.html``: the one-screen answer per workload (table and chart, or what to run to
+    get it), the devices compared, the top findings and recommendations, and when and where it
+    was measured."""
 
     measured: Measured
     answers: list[AnswerRow]
@@ -58,7 +59,6 @@ class OverviewContext:
     recommendations: list[FindingView]
     missing_findings: str | None
     workloads: list[WorkloadSummary]
-    suspect: list[str] = field(default_factory=list)  # workloads left out of the headline, why
 
 
 @hookimpl
@@ -99,7 +99,6 @@ def render(site: Site) -> list[RenderedPage]:
             f"rows. {what_to_run(site)}"
         ),
         workloads=workload_summaries(site),
-        suspect=suspect_lines(site.tables.suspect_headlines),
     )
     return [site.render("overview.html", "index.html", context, "overview")]
 
@@ -131,17 +130,6 @@ def _top_findings(findings: list) -> list:
     chosen = [first_of[kind] for kind in HEADLINE_KINDS if kind in first_of][:TOP_FINDINGS]
     chosen += [f for f in ranked if all(f is not c for c in chosen)]
     return chosen[:TOP_FINDINGS]
-
-
-def suspect_lines(pairs: pd.DataFrame) -> list[str]:
-    """``lstm-infer (precision=bf16) on h200 · cuda:0 at batch = 64: 4.66×, flagged noisy``:
-    the pairs of the workloads left out of the headline because they are suspect."""
-    return [
-        f"{row.workload} ({row.variant}) on {row.series}"
-        + (f" at {row.axis} {format_value(row.axis_value)}" if pd.notna(row.axis_value) else "")
-        + f": {format_ratio(row.speedup)}, flagged {', '.join(row.reasons)}"
-        for row in pairs.itertuples()
-    ]
 
 
 def answer_rows(site: Site, table: pd.DataFrame) -> list[AnswerRow]:

@@ -23,7 +23,10 @@ def render(site: Site) -> list[RenderedPage]:
         page="recommendations",
         path="recommendations.html",
         title="Recommendations",
-        intro="What to do, and the measurements each advice follows from.",
+        intro="What to do, and the measurements each advice follows from. Which device to use "
+        "is judged at the sizes on each workload's page, with the same precision on both "
+        "devices and the data already on the GPU (copies not timed) unless the advice says "
+        "otherwise.",
         kinds=("recommendation",),
         template="recommendations.html",
     )

@@ -146,9 +146,9 @@ def by_design(rows: pd.DataFrame) -> str | None:
     if cpu.empty or not ran.any() or (cpu["status"] != "skipped").any():
         return None
     reason = str(cpu["error"].dropna().iloc[0]) if cpu["error"].notna().any() else ""
-    return "No counterpart by design: " + (f"{reason}, so " if reason else "") + (
-        "there is no CPU time to compare with. The findings below compare its own variants."
-    )
+    why = f" ({reason})" if reason else ""
+    return (f"No counterpart by design{why}: there is no CPU time to compare with. The "
+            "findings below compare its own variants.")
 
 
 def _speedup(site: Site, speed: pd.DataFrame, axis: str, made: list, missing: list,

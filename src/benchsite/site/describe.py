@@ -57,8 +57,10 @@ def speedup_text(frame: pd.DataFrame, crossings: pd.DataFrame, axis: str,
     text = (f"Speedup over the CPU against {axis}. " + _ends(frame, "speedup", _times, x_text)
             + ".")
     for row in crossings.itertuples():
-        if row.where == "between":  # a measured size: an interpolated one is no size anyone ran
-            text += f" {row.series} ({row.variant}) is faster from {axis} {x_text(row.above[0])}."
+        if row.where == "between":  # the chart's dashed line, and the measured sizes around it
+            text += (f" {row.series} ({row.variant}) overtakes the CPU from {axis} ≈ "
+                     f"{x_text(round(row.crossover))} (interpolated between the measured "
+                     f"{x_text(row.below[0])} and {x_text(row.above[0])}).")
         elif row.where == "below":
             text += f" {row.series} ({row.variant}) is faster at every measured {axis}."
         else:
