@@ -161,8 +161,16 @@ def hardware_groups(rows: pd.DataFrame) -> dict[str, list[str]]:
     groups: dict[str, list[str]] = {}
     for host, frame in rows.groupby(rows["host"].astype(str), sort=True):
         devices = frame.drop_duplicates("fingerprint")
-        label = " + ".join(sorted(f"{model} [{print_}]" for model, print_ in zip(
-            devices["device_model"].astype(str), devices["fingerprint"].astype(str), strict=True)))
+        label = " + ".join(
+            sorted(
+                f"{model} [{print_}]"
+                for model, print_ in zip(
+                    devices["device_model"].astype(str),
+                    devices["fingerprint"].astype(str),
+                    strict=True,
+                )
+            )
+        )
         groups.setdefault(label, []).append(str(host))
     return groups
 
