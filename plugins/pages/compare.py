@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import pandas as pd
@@ -20,7 +20,7 @@ from markupsafe import Markup
 
 from benchsite import Page, RenderedPage, hookimpl
 from benchsite.tables import compare as comparing
-from benchsite.units import format_seconds
+from benchsite.units import format_number, format_seconds
 
 if TYPE_CHECKING:  # the site stack is imported when a site is built, not at start-up
     from benchsite.site import Site
@@ -39,6 +39,18 @@ class CompareContext:
     first: tuple[str, str] | None
     groups: list[tuple[str, list[str]]]
     data: Markup
+    boards: list[Board] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Board:
+    """The leaderboard of one workload and device kind: its case and its ranked lines (rank,
+    model, where, median with its interval, rate, fraction of the best)."""
+
+    workload: str
+    kind: str
+    case: str
+    lines: list[tuple[int, str, str, str, str, str]]
 
 
 @hookimpl
@@ -59,8 +71,25 @@ def render(site: Site) -> list[RenderedPage]:
     groups = sorted(comparing.hardware_groups(rows).items())
     first = tuple(next(iter(pairs)).split(SEPARATOR)) if pairs else None
     data = {"pairs": pairs, "sides": sides}
-    context = CompareContext(sorted(sides.items()), first, groups, _safe_json(data))
+    boards = leader_boards(site.tables.leaderboard)
+    context = CompareContext(sorted(sides.items()), first, groups, _safe_json(data), boards)
     return [site.render("compare.html", "compare.html", context, "compare")]
+
+
+def leader_boards(table: pd.DataFrame) -> list[Board]:
+    """:attr:`benchsite.tables.Tables.leaderboard` as one board per workload and device kind."""
+    boards = []
+    for (workload, kind), rows in table.groupby(["workload", "device_kind"], sort=True):
+        lines = [
+            (int(r.rank), r.model, f"{r.host} {r.device}",
+             f"{format_seconds(r.median_s)} [{format_seconds(r.ci_low_s)}–"
+             f"{format_seconds(r.ci_high_s)}]",
+             format_number(r.rate, r.rate_unit) if r.rate_unit else "",
+             f"{r.versus_best:.0%}")
+            for r in rows.itertuples(index=False)
+        ]  # fmt: skip
+        boards.append(Board(str(workload), str(kind), str(rows["case"].iloc[0]), lines))
+    return boards
 
 
 def chosen_pairs(rows: pd.DataFrame) -> list[tuple[str, str]]:
