@@ -4,7 +4,8 @@ Exit statuses:
 
 - 0: done;
 - 1: done, but what was asked did not come out whole: ``run`` stored no successful case,
-  ``build`` had an analysis or a page fail (``--keep-going`` accepts that and exits 0);
+  ``build`` had an analysis or a page fail (``--keep-going`` accepts that and exits 0),
+  ``compare --fail-on-regression`` found a case significantly slower than allowed;
 - 2: a problem the user can fix (a bad flag or value, an unknown workload, an unreadable
   store, a plugin problem with ``--strict``): a :class:`benchsite.errors.BenchsiteError`,
   printed here as one line, ``error: ...``;
