@@ -114,6 +114,7 @@ def test_the_compare_page_shows_the_pair_its_address_names(example_site, chromiu
         assert f"{len(table)} cases measured on both" in page.inner_text("#compare-summary")
     page.select_option("#compare-b", "cpu-2core")
     assert "b=cpu-2core" in page.get_attribute("#compare-link", "href")
+    assert page.url.endswith("compare.html?a=h200x2&b=cpu-2core")  # the address follows
     assert not errors
     page.close()
 
