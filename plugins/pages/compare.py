@@ -1,8 +1,9 @@
 """The Compare page: two hosts, two runs or two device models side by side, case by case.
 
 Every number is :func:`benchsite.tables.compare.compare`'s, computed at build time for the
-pairs a reader most often wants (every two hosts, every two device models, each run against its
-host's previous run; at most :data:`MAX_PAIRS`) and embedded in the page as JSON. Plain JS
+pairs a reader most often wants (each run against its host's previous run, newest first, every
+two hosts, every two device models; at most :data:`MAX_PAIRS` pairs and :data:`MAX_CASES` case
+lines, so a big fleet's page stays small) and embedded in the page as JSON. Plain JS
 reads ``compare.html?a=BASE&b=NEW`` and shows that pair (the other way round too: the ratio and
 its interval inverted), so a comparison can be linked, also from ``file://``; any other pair is
 one ``benchsite compare A B`` away.
@@ -26,6 +27,7 @@ if TYPE_CHECKING:  # the site stack is imported when a site is built, not at sta
     from benchsite.site import Site
 
 MAX_PAIRS = 60
+MAX_CASES = 2000  # case lines embedded at most (~80 bytes each): the page stays small and quick
 MAX_SIDES_OF_A_KIND = 12  # every two of up to 12 hosts (66 pairs) or models
 SEPARATOR = "\x1f"
 
@@ -60,12 +62,14 @@ def register_pages() -> list[Page]:
 
 def render(site: Site) -> list[RenderedPage]:
     rows = site.tables.rows
-    sides, pairs = {}, {}
+    sides, pairs, cases = {}, {}, 0
     for base, new in chosen_pairs(rows):
         one, two = comparing.side(rows, base), comparing.side(rows, new)
+        count = len(comparing.matched(one, two))
+        if not count or cases + count > MAX_CASES:
+            continue  # nothing in common, or over the page's budget: `benchsite compare` has it
+        cases += count
         table = comparing.compare(one, two)
-        if table.empty:
-            continue
         sides.update({s.name: f"{s.name} ({s.kind})" for s in (one, two)})
         pairs[f"{one.name}{SEPARATOR}{two.name}"] = pair_data(table, one, two)
     groups = sorted(comparing.hardware_groups(rows).items())
@@ -97,7 +101,7 @@ def chosen_pairs(rows: pd.DataFrame) -> list[tuple[str, str]]:
     ok = rows[rows["ok"].to_numpy(bool)]
     hosts = sorted(set(ok["host"].astype(str)))
     models = sorted(set(ok["device_model"].dropna().astype(str)) - set(hosts))
-    pairs = list(comparing.run_pairs(rows))
+    pairs = comparing.run_pairs(rows)[::-1]  # newest first
     for names in (hosts, models):
         if len(names) <= MAX_SIDES_OF_A_KIND:
             pairs += list(itertools.combinations(names, 2))

@@ -92,15 +92,25 @@ def _model_key(frame: pd.DataFrame) -> list[str]:
     return ["workload", "world_size", "params_text"] if not frame.empty else []
 
 
-def compare(base: Side, new: Side) -> pd.DataFrame:
-    """One row per case measured on both sides (see the module docstring), slowest first."""
-    keyed = [_keyed(s, by_device=base.kind != "model" and new.kind != "model") for s in (base, new)]
-    merged = keyed[1].merge(keyed[0], on="match", suffixes=("", "_base"))
+def compare(base: Side, new: Side, slower_than: float | None = None) -> pd.DataFrame:
+    """One row per case measured on both sides (see the module docstring), slowest first. With
+    ``slower_than``, only the cases whose median ratio exceeds 1 + it: the only ones that can be
+    regressions beyond that threshold, and far fewer intervals to draw in a big store."""
+    merged = matched(base, new)
+    if slower_than is not None:
+        merged = merged[merged["median_s"] > merged["median_s_base"] * (1 + slower_than)]
     if merged.empty:
         return pd.DataFrame(columns=COLUMNS)
     pairs = list(zip(merged["samples_s"], merged["samples_s_base"], strict=True))
     intervals = from_medians_where_no_samples(merged, ratio_intervals(pairs), "", "_base")
     return _table(merged, intervals).sort_values("ratio", ascending=False, kind="stable")
+
+
+def matched(base: Side, new: Side) -> pd.DataFrame:
+    """The two sides' rows of every case measured on both, merged (BASE's columns end in
+    ``_base``)."""
+    keyed = [_keyed(s, by_device=base.kind != "model" and new.kind != "model") for s in (base, new)]
+    return keyed[1].merge(keyed[0], on="match", suffixes=("", "_base"))
 
 
 def _keyed(chosen: Side, by_device: bool) -> pd.DataFrame:
@@ -212,15 +222,14 @@ def run_pairs(rows: pd.DataFrame, per_host: int = RUNS_PER_HOST) -> list[tuple[s
 
 
 def run_changes(rows: pd.DataFrame, threshold: float = REGRESSION) -> pd.DataFrame:
-    """Each run against the previous run of its host (:func:`run_pairs`): cases compared, how
-    many significantly slower or faster, and the regressions beyond ``threshold``."""
+    """Each run against the previous run of its host (:func:`run_pairs`): the cases both
+    measured and the regressions beyond ``threshold`` (intervals drawn only for the cases whose
+    medians moved by more than it, so a store of many hosts and runs stays quick to build)."""
     found = []
     for base, new in run_pairs(rows):
-        table = compare(side(rows, base), side(rows, new))
-        counts = table["change"].value_counts()
-        found.append({"base_run": base, "run_id": new, "cases": len(table),
-                      "slower": int(counts.get("slower", 0)),
-                      "faster": int(counts.get("faster", 0)),
-                      "regressions": len(regressions(table, threshold))})  # fmt: skip
-    columns = ["base_run", "run_id", "cases", "slower", "faster", "regressions"]
-    return pd.DataFrame(found, columns=columns)
+        one, two = side(rows, base), side(rows, new)
+        cases = len(matched(one, two))
+        slower = compare(one, two, slower_than=threshold)
+        found.append({"base_run": base, "run_id": new, "cases": cases,
+                      "regressions": len(regressions(slower, threshold))})  # fmt: skip
+    return pd.DataFrame(found, columns=["base_run", "run_id", "cases", "regressions"])
