@@ -62,9 +62,9 @@ def register_pages() -> list[Page]:
 
 def render(site: Site) -> list[RenderedPage]:
     rows = site.tables.rows
-    sides, pairs, cases = {}, {}, 0
+    sides, pairs, cases, store_sides = {}, {}, 0, comparing.Sides(rows)
     for base, new in chosen_pairs(rows):
-        one, two = comparing.side(rows, base), comparing.side(rows, new)
+        one, two = store_sides[base], store_sides[new]
         count = len(comparing.matched(one, two))
         if not count or cases + count > MAX_CASES:
             continue  # nothing in common, or over the page's budget: `benchsite compare` has it
