@@ -114,6 +114,7 @@ def test_the_compare_page_shows_the_pair_its_address_names(example_site, chromiu
         assert f"{len(table)} cases measured on both" in page.inner_text("#compare-summary")
     page.select_option("#compare-b", "cpu-2core")
     assert "b=cpu-2core" in page.get_attribute("#compare-link", "href")
+    assert page.url.endswith("compare.html?a=h200x2&b=cpu-2core")  # the address follows
     assert not errors
     page.close()
 
@@ -148,3 +149,24 @@ def test_host_tilde_n_names_the_hosts_runs_newest_first(fleet):
     assert comparing.side(rows, "lab-a~1").name == "run-lab-a"
     with pytest.raises(SelectionError, match="lab-a~2 is none"):
         comparing.side(rows, "lab-a~2")
+
+
+def test_the_leaderboard_ranks_models_per_kind_on_the_most_measured_case(tmp_path):
+    def row(host: str, model: str, size: int, median: float, kind: str = "cuda") -> dict:
+        return complete_row({"host": host, "run_id": f"r-{host}", "workload": "matmul",
+                             "device": "cuda:0" if kind == "cuda" else "cpu", "device_kind": kind,
+                             "device_model": model, "params": {"size": size}, "axis": "size",
+                             "axis_value": float(size), "median_s": median})  # fmt: skip
+
+    rows = [row("a1", "GPU-A", 512, 1.0), row("a1", "GPU-A", 1024, 2.0),
+            row("a2", "GPU-A", 1024, 1.8), row("b1", "GPU-B", 1024, 4.0),
+            row("c1", "GPU-C", 512, 0.1),  # only the small size: not the reference case
+            row("a1", "big CPU", 1024, 90.0, "cpu")]  # fmt: skip
+    for each in rows:
+        store.write_rows(tmp_path, each["host"], each["run_id"], [each])
+    board = Tables.of(store.read_results(tmp_path)).leaderboard
+    gpus = board[board["device_kind"] == "cuda"]
+    assert list(gpus["model"]) == ["GPU-A", "GPU-B"] and set(gpus["case"]) == {"size=1024"}
+    assert list(gpus["host"]) == ["a2", "b1"] and list(gpus["hosts"]) == [2, 1]
+    assert list(gpus["versus_best"]) == [1.0, pytest.approx(0.45)]
+    assert list(board[board["device_kind"] == "cpu"]["model"]) == ["big CPU"]  # ranked apart

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from benchsite import store, store_check
+from benchsite.cli import main as cli_main
 from benchsite.errors import StoreError
 from benchsite.remote import RemotePath, locate
 from benchsite.testing import complete_row
@@ -81,53 +82,59 @@ def parts(url: str) -> list[str]:
     return [str(path) for path in root.glob("host=*/run=*/*")]
 
 
-def test_run_killed_mid_run_resumes_and_reads_every_case_once(bucket_url):
+def test_a_run_killed_mid_run_and_mid_compaction_resumes_to_every_case_once(bucket_url):
     args = ("run", "-w", "case-add", *FAST, "--host", "h", "--results", bucket_url)
     code, _, err = finish(cli(*args, fault="write:after-rename"))  # killed after case 1 of 2
     assert code == -signal.SIGKILL, err
     assert len(store.read_results(locate(bucket_url))) == 1
-    code, out, err = finish(cli(*args, "--resume"))
-    assert code == 0, err
+    code, out, err = finish(cli(*args, "--resume", fault="compact:after-rename"))
+    assert code == -signal.SIGKILL, err  # killed between the compacted object and the deletes
     assert "1 of 2 cases already stored" in out
-    rows = store.read_results(locate(bucket_url))
-    assert len(rows) == 2 and rows["case_key"].is_unique and rows["run_id"].nunique() == 1
-    assert len(parts(bucket_url)) == 1  # compacted into one object, no rename needed
-
-
-def test_a_kill_during_compaction_leaves_every_row_once(bucket_url):
-    args = ("run", "-w", "case-add", *FAST, "--host", "h", "--results", bucket_url)
-    code, _, err = finish(cli(*args, fault="compact:after-rename"))
-    assert code == -signal.SIGKILL, err
     assert len(parts(bucket_url)) == 3  # the compacted object and the two it supersedes
     rows = store.read_results(locate(bucket_url))
-    assert len(rows) == 2 and rows["row_id"].is_unique
-    assert finish(cli(*args, "--resume"))[0] == 0
+    assert len(rows) == 2 and rows["case_key"].is_unique and rows["run_id"].nunique() == 1
+    code, _, err = finish(cli(*args, "--resume"))  # finishes the compaction
+    assert code == 0, err
     assert len(parts(bucket_url)) == 1 and len(store.read_results(locate(bucket_url))) == 2
 
 
-def test_results_and_build_read_the_object_store(bucket_url, tmp_path):
+def test_results_and_build_read_the_object_store(bucket_url, tmp_path, capsys):
     rows = [complete_row({"row_id": f"r{i}", "run_id": "run1", "host": "h", "workload": "w",
-                          "median_s": 0.001})
-            for i in range(2)]  # fmt: skip
+                          "median_s": 0.001}) for i in range(2)]  # fmt: skip
     store.write_rows(locate(bucket_url), "h", "run1", rows)
-    code, out, err = finish(cli("results", "--results", bucket_url))
-    assert code == 0, err
-    assert "run1" in out
-    code, out, err = finish(cli("build", "--results", bucket_url, "--out", str(tmp_path / "s")))
-    assert code == 0, err
-    assert "from 2 rows" in out and (tmp_path / "s" / "index.html").exists()
+    with pytest.raises(SystemExit) as stopped:
+        cli_main(["results", "--results", bucket_url])
+    assert stopped.value.code in (0, None) and "run1" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as stopped:
+        cli_main(["build", "--results", bucket_url, "--out", str(tmp_path / "site")])
+    assert stopped.value.code in (0, None)
+    assert "from 2 rows" in capsys.readouterr().out
+    assert (tmp_path / "site" / "index.html").exists()
 
 
-def test_processes_with_distinct_hosts_write_one_bucket_at_once(bucket_url):
-    hosts = [f"node{i}" for i in range(3)]
-    running = [cli("run", "-w", "case-add", *FAST, "--host", host, "--results", bucket_url)
-               for host in hosts]  # fmt: skip
+WRITER = """
+import sys
+from benchsite import store
+from benchsite.remote import locate
+from benchsite.testing import complete_row
+root, host = locate(sys.argv[1]), sys.argv[2]
+for case in range(5):  # a part per case, as a run writes them, then the run's compaction
+    row = {"row_id": f"{host}-{case}", "run_id": "r", "host": host, "workload": f"w{case}"}
+    store.write_rows(root, host, "r", [complete_row(row)])
+store.compact_run(root, host, "r")
+"""
+
+
+def test_processes_writing_one_bucket_at_once_lose_and_repeat_nothing(bucket_url):
+    hosts = [f"node{i}" for i in range(6)]
+    running = [subprocess.Popen([sys.executable, "-c", WRITER, bucket_url, host],
+                                stderr=subprocess.PIPE, text=True) for host in hosts]  # fmt: skip
     for process in running:
-        code, _, err = finish(process)
-        assert code == 0, err
+        _, err = process.communicate(timeout=180)
+        assert process.returncode == 0, err
     rows = store.read_results(locate(bucket_url))
-    assert sorted(rows.groupby("host")["row_id"].count().items()) == [(h, 2) for h in hosts]
-    assert rows["row_id"].is_unique
+    assert sorted(rows["row_id"]) == sorted(f"{h}-{c}" for h in hosts for c in range(5))
+    assert len(parts(bucket_url)) == len(hosts)  # one compacted object per run
 
 
 def test_bad_urls_credentials_and_endpoints_are_one_line(bucket_url, monkeypatch):

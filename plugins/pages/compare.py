@@ -1,8 +1,9 @@
 """The Compare page: two hosts, two runs or two device models side by side, case by case.
 
 Every number is :func:`benchsite.tables.compare.compare`'s, computed at build time for the
-pairs a reader most often wants (every two hosts, every two device models, each run against its
-host's previous run; at most :data:`MAX_PAIRS`) and embedded in the page as JSON. Plain JS
+pairs a reader most often wants (each run against its host's previous run, newest first, every
+two hosts, every two device models; at most :data:`MAX_PAIRS` pairs and :data:`MAX_CASES` case
+lines, so a big fleet's page stays small) and embedded in the page as JSON. Plain JS
 reads ``compare.html?a=BASE&b=NEW`` and shows that pair (the other way round too: the ratio and
 its interval inverted), so a comparison can be linked, also from ``file://``; any other pair is
 one ``benchsite compare A B`` away.
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import pandas as pd
@@ -20,12 +21,13 @@ from markupsafe import Markup
 
 from benchsite import Page, RenderedPage, hookimpl
 from benchsite.tables import compare as comparing
-from benchsite.units import format_seconds
+from benchsite.units import format_number, format_seconds
 
 if TYPE_CHECKING:  # the site stack is imported when a site is built, not at start-up
     from benchsite.site import Site
 
 MAX_PAIRS = 60
+MAX_CASES = 2000  # case lines embedded at most (~80 bytes each): the page stays small and quick
 MAX_SIDES_OF_A_KIND = 12  # every two of up to 12 hosts (66 pairs) or models
 SEPARATOR = "\x1f"
 
@@ -39,6 +41,18 @@ class CompareContext:
     first: tuple[str, str] | None
     groups: list[tuple[str, list[str]]]
     data: Markup
+    boards: list[Board] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Board:
+    """The leaderboard of one workload and device kind: its case and its ranked lines (rank,
+    model, where, median with its interval, rate, fraction of the best)."""
+
+    workload: str
+    kind: str
+    case: str
+    lines: list[tuple[int, str, str, str, str, str]]
 
 
 @hookimpl
@@ -48,19 +62,38 @@ def register_pages() -> list[Page]:
 
 def render(site: Site) -> list[RenderedPage]:
     rows = site.tables.rows
-    sides, pairs = {}, {}
+    sides, pairs, cases, store_sides = {}, {}, 0, comparing.Sides(rows)
     for base, new in chosen_pairs(rows):
-        one, two = comparing.side(rows, base), comparing.side(rows, new)
+        one, two = store_sides[base], store_sides[new]
+        count = len(comparing.matched(one, two))
+        if not count or cases + count > MAX_CASES:
+            continue  # nothing in common, or over the page's budget: `benchsite compare` has it
+        cases += count
         table = comparing.compare(one, two)
-        if table.empty:
-            continue
         sides.update({s.name: f"{s.name} ({s.kind})" for s in (one, two)})
         pairs[f"{one.name}{SEPARATOR}{two.name}"] = pair_data(table, one, two)
     groups = sorted(comparing.hardware_groups(rows).items())
     first = tuple(next(iter(pairs)).split(SEPARATOR)) if pairs else None
     data = {"pairs": pairs, "sides": sides}
-    context = CompareContext(sorted(sides.items()), first, groups, _safe_json(data))
+    boards = leader_boards(site.tables.leaderboard)
+    context = CompareContext(sorted(sides.items()), first, groups, _safe_json(data), boards)
     return [site.render("compare.html", "compare.html", context, "compare")]
+
+
+def leader_boards(table: pd.DataFrame) -> list[Board]:
+    """:attr:`benchsite.tables.Tables.leaderboard` as one board per workload and device kind."""
+    boards = []
+    for (workload, kind), rows in table.groupby(["workload", "device_kind"], sort=True):
+        lines = [
+            (int(r.rank), r.model, f"{r.host} {r.device}",
+             f"{format_seconds(r.median_s)} [{format_seconds(r.ci_low_s)}–"
+             f"{format_seconds(r.ci_high_s)}]",
+             format_number(r.rate, r.rate_unit) if r.rate_unit else "",
+             f"{r.versus_best:.0%}")
+            for r in rows.itertuples(index=False)
+        ]  # fmt: skip
+        boards.append(Board(str(workload), str(kind), str(rows["case"].iloc[0]), lines))
+    return boards
 
 
 def chosen_pairs(rows: pd.DataFrame) -> list[tuple[str, str]]:
@@ -68,7 +101,7 @@ def chosen_pairs(rows: pd.DataFrame) -> list[tuple[str, str]]:
     ok = rows[rows["ok"].to_numpy(bool)]
     hosts = sorted(set(ok["host"].astype(str)))
     models = sorted(set(ok["device_model"].dropna().astype(str)) - set(hosts))
-    pairs = list(comparing.run_pairs(rows))
+    pairs = comparing.run_pairs(rows)[::-1]  # newest first
     for names in (hosts, models):
         if len(names) <= MAX_SIDES_OF_A_KIND:
             pairs += list(itertools.combinations(names, 2))

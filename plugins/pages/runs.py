@@ -133,6 +133,6 @@ def change_fields(change: Any) -> dict[str, Any]:
     """How a run compares with its host's previous run, and the Compare page's link to it."""
     if change is None or not change.cases:
         return {}
-    text = f"{change.slower} slower, {change.faster} faster of {change.cases}"
+    text = f"{change.cases} cases compared"
     href = f"compare.html?a={quote(str(change.base_run))}&b={quote(str(change.run_id))}"
     return {"change": text, "change_href": href, "regressions": int(change.regressions)}

@@ -4,7 +4,8 @@ Exit statuses:
 
 - 0: done;
 - 1: done, but what was asked did not come out whole: ``run`` stored no successful case,
-  ``build`` had an analysis or a page fail (``--keep-going`` accepts that and exits 0);
+  ``build`` had an analysis or a page fail (``--keep-going`` accepts that and exits 0),
+  ``compare --fail-on-regression`` found a case significantly slower than allowed;
 - 2: a problem the user can fix (a bad flag or value, an unknown workload, an unreadable
   store, a plugin problem with ``--strict``): a :class:`benchsite.errors.BenchsiteError`,
   printed here as one line, ``error: ...``;
@@ -30,6 +31,7 @@ from rich.markup import escape
 
 from benchsite import compare_cli, listing, results_view, store
 from benchsite.errors import BenchsiteError, StoreWarning
+from benchsite.multinode import nodes_option
 from benchsite.plugin_manager import load_plugins
 from benchsite.remote import locate
 from benchsite.runner import RunOptions, parse_labels, run_benchmarks
@@ -120,6 +122,19 @@ def run(
         typer.Option("--label", "-l", metavar="KEY=VALUE",
                      help="Label the run (git commit, driver update ...); repeatable."),
     ] = None,
+    nnodes: Annotated[
+        int | None,
+        typer.Option("--nnodes", metavar="N", help="Spread distributed cases over N machines."),
+    ] = None,
+    rdzv_endpoint: Annotated[
+        str | None,
+        typer.Option("--rdzv-endpoint", metavar="HOST:PORT",
+                     help="With --nnodes: where the nodes meet (the same on every node)."),
+    ] = None,
+    rdzv_id: Annotated[
+        str | None,
+        typer.Option("--rdzv-id", metavar="JOB", help="With --nnodes: the job's name."),
+    ] = None,
     plugin: PluginOpt = None,
     strict: StrictOpt = False,
 ) -> None:
@@ -143,6 +158,7 @@ def run(
         retry_failed=retry_failed,
         host=host,
         labels=parse_labels(label or ()),
+        nodes=nodes_option(nnodes, rdzv_endpoint, rdzv_id),
     )
     _check_positive(timeout=timeout, budget=budget)
     with ProgressReporter(console) as reporter:

@@ -22,8 +22,12 @@ MARKS = {"slower": "SLOWER", "faster": "faster", "same": ""}
 
 
 def compare(
-    base: Annotated[str, typer.Argument(metavar="BASE", help="Host, run id or device model to compare against.")],
-    new: Annotated[str, typer.Argument(metavar="NEW", help="Host, run id or device model compared.")],
+    base: Annotated[
+        str, typer.Argument(metavar="BASE", help="Host, run id or device model to compare against.")
+    ],
+    new: Annotated[
+        str, typer.Argument(metavar="NEW", help="Host, run id or device model compared.")
+    ],
     results: Annotated[
         Path,
         typer.Option("--results", metavar="DIR|URL", parser=locate, help="Results store."),
@@ -65,8 +69,10 @@ def report_lines(base: comparing.Side, new: comparing.Side, table: pd.DataFrame)
     lines = [head, f"{'workload':<20} {'case':<44} {'device':<14} {'base':>9} {'new':>9} "
                    f"{'new/base [95% CI]':>24}"]  # fmt: skip
     lines += [_line(row) for row in table.itertuples(index=False)]
-    lines.append(f"{len(table)} cases: {counts.get('slower', 0)} significantly slower, "
-                 f"{counts.get('faster', 0)} faster, {counts.get('same', 0)} unchanged")
+    lines.append(
+        f"{len(table)} cases: {counts.get('slower', 0)} significantly slower, "
+        f"{counts.get('faster', 0)} faster, {counts.get('same', 0)} unchanged"
+    )
     return lines
 
 

@@ -40,6 +40,7 @@ from typing import Any
 
 from benchsite import lifeline
 from benchsite.measure import MeasureSettings
+from benchsite.multinode import Nodes, rendezvous_args
 from benchsite.outcome import Outcome, Status
 from benchsite.records import Device
 
@@ -68,15 +69,34 @@ class DeviceGroup:
     device: Device
     threads: int
     problem: str | None = None
+    nodes: Nodes | None = None  # a group spread over several machines (benchsite.multinode)
 
 
-def device_groups(devices: Sequence[Device], params: dict[str, Any]) -> list[DeviceGroup]:
-    """One group per device kind among ``devices`` for the ``world_size`` in ``params``."""
+def device_groups(
+    devices: Sequence[Device], params: dict[str, Any], nodes: Nodes | None = None
+) -> list[DeviceGroup]:
+    """One group per device kind among ``devices`` for the ``world_size`` in ``params``; with
+    ``nodes``, the ranks are spread evenly over that many machines (this one drives its share)."""
     world_size = int(params.get("world_size", 1))
     kinds: dict[str, list[Device]] = {}
     for device in devices:
         kinds.setdefault(device.kind, []).append(device)
-    return [_group(kind, same_kind, world_size) for kind, same_kind in kinds.items()]
+    groups = [_group(kind, same_kind, world_size) for kind, same_kind in kinds.items()]
+    if nodes is None:
+        return groups
+    if world_size < nodes.count or world_size % nodes.count:
+        return []  # not a case of this job: every node leaves it out alike
+    return [spread(group, nodes, devices) for group in groups]
+
+
+def spread(group: DeviceGroup, nodes: Nodes, devices: Sequence[Device]) -> DeviceGroup:
+    """``group`` over ``nodes.count`` machines: this one runs ``world_size / count`` ranks."""
+    same_kind = [d for d in devices if d.kind == group.kind]
+    local = _group(group.kind, same_kind, group.world_size // nodes.count)
+    name = f"{group.kind if group.kind not in SHARED_KINDS else same_kind[0].name}" \
+           f"×{group.world_size}@{nodes.count}-nodes"  # fmt: skip
+    return replace(local, world_size=group.world_size, device=replace(local.device, name=name),
+                   nodes=nodes)  # fmt: skip
 
 
 def _group(kind: str, devices: list[Device], world_size: int) -> DeviceGroup:
@@ -138,11 +158,12 @@ def run_group(
         for _ in cases:
             yield Outcome(Status.SKIPPED, group.problem, world_size=group.world_size)
         return
-    done = 0
+    done, launches = 0, 0
     while done < len(cases):
-        for outcome in _one_launch(group, cases[done:], settings, plugin_specs):
+        for outcome in _one_launch(group, cases[done:], settings, plugin_specs, launches):
             done += 1
             yield outcome
+        launches += 1
 
 
 def _one_launch(
@@ -150,6 +171,7 @@ def _one_launch(
     cases: Sequence[GroupCase],
     settings: MeasureSettings,
     plugin_specs: Sequence[str],
+    launch: int = 0,
 ) -> Iterator[Outcome]:
     """One launch for ``cases``: yields the outcome of each case it finished, then (if it ended
     early) of the case it ended on; the caller launches again for the rest."""
@@ -162,12 +184,16 @@ def _one_launch(
             "threads": group.threads,
             "settings": asdict(settings),
             "plugins": list(plugin_specs),
+            "gather": group.nodes is not None,  # ranks elsewhere: every node gets every result
         }
         (folder / "spec.json").write_text(json.dumps(spec))
-        with Launch(launch_command(group, folder), child_env(group), folder) as running:
+        command = launch_command(group, folder, launch)
+        with Launch(command, child_env(group), folder) as running:
             for index, case in enumerate(cases):
                 returncode = running.wait_for(index, group.world_size, case.timeout_s)
                 outcome = gather(folder, index, group, returncode, case.timeout_s)
+                if group.nodes is not None and not (folder / "pid-0").exists():
+                    outcome = replace(outcome, stored_elsewhere=True)  # rank 0 ran elsewhere
                 yield outcome
                 if outcome.status != Status.OK or returncode is None or running.ended():
                     return  # the rest in a fresh launch (this one is reaped on leaving)
@@ -210,14 +236,16 @@ class Launch:
         self._log.close()
 
 
-def launch_command(group: DeviceGroup, folder: Path) -> list[str]:
-    """The ``torch.distributed.run`` command line of a group (free rendezvous port, no restart)."""
+def launch_command(group: DeviceGroup, folder: Path, launch: int = 0) -> list[str]:
+    """The ``torch.distributed.run`` command line of a group (free rendezvous port, no restart;
+    over several nodes, their rendezvous: :func:`benchsite.multinode.rendezvous_args`)."""
+    where = ["--standalone"] if group.nodes is None else rendezvous_args(group, launch)
     return [
         sys.executable,
         "-m",
         "torch.distributed.run",
-        "--standalone",
-        f"--nproc-per-node={group.world_size}",
+        *where,
+        f"--nproc-per-node={group.world_size // (group.nodes.count if group.nodes else 1)}",
         "--max-restarts=0",
         "--monitor-interval=0.1",
         "-m",

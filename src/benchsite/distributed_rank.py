@@ -45,13 +45,27 @@ def main(argv: list[str] | None = None) -> int:
         _write_atomic(folder / f"case-0-rank-{rank}.json", _stamped(_failure(exc, []), rank))
         return 1
     for index, case in enumerate(spec["cases"]):
-        result = outcome({**spec, **case}, rank, state, device)
-        _write_atomic(folder / f"case-{index}-rank-{rank}.json", result)  # before leaving
-        if result["status"] != "ok":
+        results = shared(spec, rank, outcome({**spec, **case}, rank, state, device))
+        for each, result in results.items():  # before leaving
+            _write_atomic(folder / f"case-{index}-rank-{each}.json", result)
+        if any(result["status"] != "ok" for result in results.values()):
             _leave_group()
             return 1
     _leave_group()
     return 0
+
+
+def shared(spec: dict[str, Any], rank: int, result: dict[str, Any]) -> dict[int, dict[str, Any]]:
+    """The results this rank writes, by rank: its own; over several nodes
+    (``spec["gather"]``) every rank's, gathered over the group, written by each node's local
+    rank 0, so that every node's launcher sees how the case went (:mod:`benchsite.multinode`)."""
+    if not spec.get("gather"):
+        return {rank: result}
+    import torch.distributed as dist
+
+    everyone: list[Any] = [None] * dist.get_world_size()
+    dist.all_gather_object(everyone, result)
+    return dict(enumerate(everyone)) if os.environ.get("LOCAL_RANK") == "0" else {}
 
 
 def outcome(spec: dict[str, Any], rank: int, state: WorkerState, device: Any) -> dict[str, Any]:
@@ -79,7 +93,8 @@ def join(spec: dict[str, Any], rank: int) -> tuple[WorkerState, Any]:
     state = WorkerState(
         registry.workloads(plugins), registry.devices(plugins), registry.collectors(plugins)
     )
-    device = state.devices[spec["members"][rank]].item
+    local = int(os.environ.get("LOCAL_RANK", rank))  # over several nodes: this node's share
+    device = state.devices[spec["members"][local]].item
     device.prepare()
     torch.set_num_threads(int(spec["threads"]))
     dist.init_process_group(backend=spec["backend"])

@@ -72,6 +72,7 @@ class Outcome:
     notices: list[str] = field(default_factory=list)
     world_size: int = 1
     ranks: list[dict[str, Any]] | None = None
+    stored_elsewhere: bool = False  # a case of several nodes: the node of rank 0 stores it
 
     def columns(self) -> dict[str, Any]:
         """The store columns this outcome fills."""

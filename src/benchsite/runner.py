@@ -32,6 +32,7 @@ from benchsite import (
 )
 from benchsite.errors import SelectionError
 from benchsite.measure import MeasureSettings
+from benchsite.multinode import Nodes
 from benchsite.outcome import Outcome, Status
 from benchsite.plugin_manager import Plugins, load_plugins
 from benchsite.records import Device, Workload
@@ -67,6 +68,7 @@ class RunOptions:
     retry_failed: bool = False
     host: str | None = None
     labels: tuple[tuple[str, str], ...] = ()  # --label key=value, stored with every row
+    nodes: Nodes | None = None  # distributed cases over several machines (--nnodes ...)
 
 
 @dataclass(frozen=True)
@@ -128,7 +130,7 @@ def run_benchmarks(options: RunOptions, reporter: Reporter | None = None) -> Run
     config.check()  # a wrong benchsite.toml stops the run before anything is measured
     devices = select_devices(plugins, options.devices)  # hook: register_devices
     workloads = select_workloads(plugins, options.workloads)  # hook: register_workloads
-    plan = plan_cases(workloads, devices, options.profile)
+    plan = plan_cases(workloads, devices, options.profile, options.nodes)
     run_id, done, retry = _run_to_continue(options, host, plan)
     todo = [planned for planned in plan if (planned.device.name, planned.case_key) not in done]
     report = RunReport(run_id, host, options.results)
@@ -202,7 +204,10 @@ def _measure_group(
     )
     for index, outcome in enumerate(outcomes):
         now = time.perf_counter()
-        yield batch[index], finish_row(batch[index], outcome, context), now - started
+        if outcome.stored_elsewhere:
+            context.reporter.notice(f"{batch[index].case_key}: stored by the node of rank 0")
+        else:
+            yield batch[index], finish_row(batch[index], outcome, context), now - started
         started = now
         if index + 1 < len(batch):
             context.reporter.case_started(batch[index + 1])
@@ -239,7 +244,8 @@ def _matches(name: str, patterns: Sequence[str]) -> bool:
 
 
 def plan_cases(
-    workloads: Sequence[Registered[Workload]], devices: Sequence[Device], profile: str
+    workloads: Sequence[Registered[Workload]], devices: Sequence[Device], profile: str,
+    nodes: Nodes | None = None,
 ) -> list[PlannedCase]:
     """Every (workload, parameters, device) of ``profile``: each parameter set on every device
     one after the other (interleaved), so that the CPU and GPU cases of a pair are measured
@@ -259,7 +265,7 @@ def plan_cases(
         for registered in workloads
         if registered.item.distributed
         for params in registered.item.grid(profile)
-        for group in distributed.device_groups(devices, params)
+        for group in distributed.device_groups(devices, params, nodes)
     ]
 
 

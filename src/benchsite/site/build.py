@@ -27,11 +27,11 @@ from typing import Any, TypeVar
 import pandas as pd
 
 from benchsite import registry, store
-from benchsite.remote import locate
 from benchsite.analysis import Analysed, analyse
 from benchsite.errors import BuildFailed, PluginError, StoreError, describe_exception
 from benchsite.plugin_manager import Plugins, load_plugins
 from benchsite.records import Page, RenderedPage
+from benchsite.remote import locate
 from benchsite.runner import Reporter, RunOptions, SilentReporter, run_benchmarks
 from benchsite.site import assets, publish
 from benchsite.site.processes import cores, forks, in_processes

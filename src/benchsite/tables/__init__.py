@@ -26,7 +26,8 @@ recomputes a number defined here.
 - :mod:`benchsite.tables.compare`: two hosts, runs or device models case by case (NEW/BASE
   time with the speedups' block-bootstrap interval), regressions beyond a threshold, hosts
   grouped by hardware fingerprint; :attr:`Tables.run_changes`: each run against its host's
-  previous run (significantly slower cases, regressions beyond 5%).
+  previous run (significantly slower cases, regressions beyond 5%); :attr:`Tables.leaderboard`:
+  per workload, the fleet's device models ranked on its most widely measured case.
 - :attr:`Tables.small_hosts`: CPU-only hosts smaller than a GPU host beside them (a CI runner).
 - :attr:`Tables.byte_sized`: the workloads whose ``size`` counts bytes (shown as KiB, MiB, GiB).
 - :attr:`Tables.answers`: the one-screen answer per workload (:mod:`benchsite.tables.answers`).
@@ -39,7 +40,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from benchsite.tables import answers, compare, curves, effects, inventory, speedups
+from benchsite.tables import answers, compare, curves, effects, inventory, leaderboard, speedups
 from benchsite.tables.curves import SCALING_AXES, SUPERLINEAR
 from benchsite.tables.rows import SUSPECT_FLAGS, flag_tuple, prepare
 from benchsite.tables.speedups import precision_of, ratio_intervals
@@ -156,6 +157,11 @@ class Tables:
     @functools.cached_property
     def runs(self) -> pd.DataFrame:
         return inventory.runs(self.rows)
+
+    @functools.cached_property
+    def leaderboard(self) -> pd.DataFrame:
+        """The fleet's device models ranked per workload (:mod:`.leaderboard`)."""
+        return leaderboard.leaderboard(self.usable)
 
     @functools.cached_property
     def run_changes(self) -> pd.DataFrame:

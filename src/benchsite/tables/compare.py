@@ -27,7 +27,7 @@ import pandas as pd
 
 from benchsite.errors import SelectionError
 from benchsite.tables.rows import current
-from benchsite.tables.speedups import from_medians_where_no_samples, ratio_intervals, without
+from benchsite.tables.speedups import from_medians_where_no_samples, ratio_intervals
 
 COLUMNS = [
     "workload", "variant", "params_text", "axis", "axis_value", "world_size", "device_base",
@@ -36,6 +36,13 @@ COLUMNS = [
     "row_base", "row_new", "run_base", "run_new", "same_hardware",
 ]  # fmt: skip
 KINDS = ("host", "run", "model")
+# the columns a side keeps: a comparison moves these through merges, not the store's seventy
+NEEDED = [
+    "row_id", "run_id", "timestamp", "host", "device", "device_kind", "device_model",
+    "fingerprint", "workload", "case_key", "axis", "axis_value", "world_size", "median_s",
+    "ci_low_s", "ci_high_s", "samples_s", "torch_version", "p", "dev", "params_text", "variant",
+    "suspect", "reasons",
+]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -52,7 +59,7 @@ def side(rows: pd.DataFrame, name: str) -> Side:
     host name, a run id (or a unique start of one), ``HOST~N`` (the host's Nth run before its
     newest: ``gpu-01~0`` is its newest run, ``gpu-01~1`` the one before), or a device model
     (case-insensitive); a name matching none, or several runs, is a :class:`SelectionError`."""
-    ok = rows[rows["ok"].to_numpy(bool)]
+    ok = _ok(rows)
     host, tilde, back = name.rpartition("~")
     if tilde and back.isdigit() and (ok["host"].astype(str) == host).any():
         return side(rows, _run_before(ok, host, int(back)))
@@ -68,6 +75,28 @@ def side(rows: pd.DataFrame, name: str) -> Side:
         newest = chosen.sort_values("timestamp", kind="stable")
         return Side(name, "model", newest.drop_duplicates(_model_key(newest), keep="last"))
     raise SelectionError(_unknown(ok, name, runs))
+
+
+def _ok(rows: pd.DataFrame) -> pd.DataFrame:
+    return rows.loc[rows["ok"].to_numpy(bool), [c for c in NEEDED if c in rows]]
+
+
+class Sides:
+    """Every host, run and device model of a store, grouped once: ``sides[name]`` is
+    ``side(rows, name)`` without a scan of the whole store per name (a page compares many)."""
+
+    def __init__(self, rows: pd.DataFrame) -> None:
+        self.rows = rows
+        ok = _ok(rows)
+        self.hosts = dict(iter(ok.groupby(ok["host"].astype(str), sort=False)))
+        self.runs = dict(iter(ok.groupby(ok["run_id"].astype(str), sort=False)))
+
+    def __getitem__(self, name: str) -> Side:
+        if name in self.hosts:
+            return Side(name, "host", current(self.hosts[name]))
+        if name in self.runs:
+            return Side(name, "run", current(self.runs[name]))
+        return side(self.rows, name)  # a model, the start of a run id, HOST~N
 
 
 def _run_before(ok: pd.DataFrame, host: str, back: int) -> str:
@@ -89,13 +118,20 @@ def _unknown(ok: pd.DataFrame, name: str, runs: list[str]) -> str:
 
 
 def _model_key(frame: pd.DataFrame) -> list[str]:
-    return ["workload", "world_size", "params_text"] if not frame.empty else []
+    return ["case_key", "world_size"] if not frame.empty else []
 
 
-def compare(base: Side, new: Side) -> pd.DataFrame:
-    """One row per case measured on both sides (see the module docstring), slowest first."""
-    keyed = [_keyed(s, by_device=base.kind != "model" and new.kind != "model") for s in (base, new)]
-    merged = keyed[1].merge(keyed[0], on="match", suffixes=("", "_base"))
+def compare(base: Side, new: Side, slower_than: float | None = None) -> pd.DataFrame:
+    """One row per case measured on both sides (see the module docstring), slowest first. With
+    ``slower_than``, only the cases whose median ratio exceeds 1 + it: the only ones that can be
+    regressions beyond that threshold, and far fewer intervals to draw in a big store."""
+    return compared(matched(base, new), slower_than)
+
+
+def compared(merged: pd.DataFrame, slower_than: float | None = None) -> pd.DataFrame:
+    """:func:`compare` of the cases :func:`matched` found."""
+    if slower_than is not None:
+        merged = merged[merged["median_s"] > merged["median_s_base"] * (1 + slower_than)]
     if merged.empty:
         return pd.DataFrame(columns=COLUMNS)
     pairs = list(zip(merged["samples_s"], merged["samples_s_base"], strict=True))
@@ -103,14 +139,25 @@ def compare(base: Side, new: Side) -> pd.DataFrame:
     return _table(merged, intervals).sort_values("ratio", ascending=False, kind="stable")
 
 
+def matched(base: Side, new: Side) -> pd.DataFrame:
+    """The two sides' rows of every case measured on both, merged (BASE's columns end in
+    ``_base``)."""
+    keyed = [_keyed(s, by_device=base.kind != "model" and new.kind != "model") for s in (base, new)]
+    return keyed[1].merge(keyed[0], on="match", suffixes=("", "_base"))
+
+
 def _keyed(chosen: Side, by_device: bool) -> pd.DataFrame:
     rows = chosen.rows
-    keys = [
-        f"{workload}\x1f{world}\x1f{without(p)}" + (f"\x1f{device}" if by_device else "")
-        for workload, world, p, device in zip(rows["workload"].astype(str), rows["world_size"],
-                                              rows["p"], rows["device"].astype(str), strict=True)
-    ]  # fmt: skip
-    return rows.assign(match=keys).drop_duplicates("match", keep="last")
+    return rows.assign(match=match_keys(rows, by_device)).drop_duplicates("match", keep="last")
+
+
+def match_keys(rows: pd.DataFrame, by_device: bool) -> np.ndarray:
+    """What makes two rows the same case: the case key (workload and every parameter), the
+    world size and, unless a side is a model, the device."""
+    keys = rows["case_key"].astype(str) + "\x1f" + rows["world_size"].astype(str)
+    if by_device:
+        keys = keys + "\x1f" + rows["device"].astype(str)
+    return keys.to_numpy()
 
 
 def _table(merged: pd.DataFrame, intervals: list[tuple[float, float, float]]) -> pd.DataFrame:
@@ -161,8 +208,16 @@ def hardware_groups(rows: pd.DataFrame) -> dict[str, list[str]]:
     groups: dict[str, list[str]] = {}
     for host, frame in rows.groupby(rows["host"].astype(str), sort=True):
         devices = frame.drop_duplicates("fingerprint")
-        label = " + ".join(sorted(f"{model} [{print_}]" for model, print_ in zip(
-            devices["device_model"].astype(str), devices["fingerprint"].astype(str), strict=True)))
+        label = " + ".join(
+            sorted(
+                f"{model} [{print_}]"
+                for model, print_ in zip(
+                    devices["device_model"].astype(str),
+                    devices["fingerprint"].astype(str),
+                    strict=True,
+                )
+            )
+        )
         groups.setdefault(label, []).append(str(host))
     return groups
 
@@ -204,15 +259,27 @@ def run_pairs(rows: pd.DataFrame, per_host: int = RUNS_PER_HOST) -> list[tuple[s
 
 
 def run_changes(rows: pd.DataFrame, threshold: float = REGRESSION) -> pd.DataFrame:
-    """Each run against the previous run of its host (:func:`run_pairs`): cases compared, how
-    many significantly slower or faster, and the regressions beyond ``threshold``."""
-    found = []
-    for base, new in run_pairs(rows):
-        table = compare(side(rows, base), side(rows, new))
-        counts = table["change"].value_counts()
-        found.append({"base_run": base, "run_id": new, "cases": len(table),
-                      "slower": int(counts.get("slower", 0)),
-                      "faster": int(counts.get("faster", 0)),
-                      "regressions": len(regressions(table, threshold))})  # fmt: skip
-    columns = ["base_run", "run_id", "cases", "slower", "faster", "regressions"]
-    return pd.DataFrame(found, columns=columns)
+    """Each run against the previous run of its host (:func:`run_pairs`): the cases both
+    measured and the regressions beyond ``threshold``. One merge for every pair at once, and
+    intervals only for the cases whose medians moved by more than ``threshold`` (the only
+    possible regressions), so a store of many hosts and runs stays quick to build."""
+    columns = ["base_run", "run_id", "cases", "regressions"]
+    previous = {new: base for base, new in run_pairs(rows)}
+    if not previous:
+        return pd.DataFrame(columns=columns)
+    ok = _ok(rows).sort_values("timestamp", kind="stable")
+    ok = ok.drop_duplicates(["run_id", "device", "case_key"], keep="last")
+    ok = ok.assign(match=match_keys(ok, by_device=True))
+    runs = ok["run_id"].astype(str)
+    new = ok[runs.isin(previous).to_numpy()]
+    new = new.assign(pair=new["run_id"].astype(str).map(previous) + "\x1e" + new["match"])
+    base = ok.assign(pair=runs + "\x1e" + ok["match"])
+    both = new.merge(base, on="pair", suffixes=("", "_base"))
+    cases = both.groupby("run_id", observed=True).size()
+    slower = regressions(compared(both, slower_than=threshold), threshold)
+    counts = slower.groupby("run_new").size()
+    return pd.DataFrame(
+        [(base_run, run, int(cases.get(run, 0)), int(counts.get(run, 0)))
+         for run, base_run in previous.items()],
+        columns=columns,
+    )  # fmt: skip

@@ -85,7 +85,9 @@ def runs(frame: pd.DataFrame) -> pd.DataFrame:
     the id is benchsite's own (``20261130T173143Z-…``): the first stored row is already one
     case later, and a one-case run would otherwise last 0 s."""
     ran = frame["device"].astype(str).where(frame["status"] != "skipped")
-    grouped = frame.assign(ran=ran).groupby(["host", "run_id"], observed=True, sort=False)
+    labels = frame["labels"] if "labels" in frame else pd.Series(None, index=frame.index)
+    grouped = frame.assign(ran=ran, labels=labels).groupby(["host", "run_id"], observed=True,
+                                                           sort=False)  # fmt: skip
     table = grouped.agg(
         started=("timestamp", "min"),
         ended=("timestamp", "max"),
