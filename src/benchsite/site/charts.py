@@ -26,7 +26,7 @@ FACET_COLUMNS = 2
 MAX_LISTED_TICKS = 12
 # more lines or points than these on one chart (many hosts): the hosts' lines of one device are
 # drawn as one (:func:`folded`); a page then stays small (<300 KB) and a legend readable
-MAX_SERIES, MAX_POINTS = 12, 300
+MAX_SERIES, MAX_POINTS = 12, 200
 
 
 def log_or_linear(values: pd.Series) -> alt.Scale:
