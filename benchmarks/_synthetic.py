@@ -56,9 +56,11 @@ class Suite:
     variant: np.ndarray
     size: np.ndarray
     gpu: np.ndarray  # True on the cuda:0 rows
-    params: list[str]
-    case_key: list[str]
+    params: pa.Array
+    case_key: pa.Array
     ids: list[str]  # the row id of the case, without host and run
+    names: pa.Array  # the workload's name
+    metrics: pa.Array  # the metrics JSON
 
     @classmethod
     def of(cls, shape: Shape) -> Suite:
@@ -79,7 +81,11 @@ class Suite:
             f"w{w}v{v}s{s}{'cuda:0' if g else 'cpu'}"
             for w, v, s, g in zip(workload, variant, size, gpu, strict=True)
         ]
-        return cls(workload, variant, size, gpu, params, case_key, ids)
+        names = pa.array([f"workload-{w:02d}" for w in workload])
+        metrics = pa.array([json.dumps({"memory.cpu_peak_rss_bytes": s * s * 12.0}) for s in size])
+        return cls(
+            workload, variant, size, gpu, pa.array(params), pa.array(case_key), ids, names, metrics
+        )
 
 
 def run_table(
@@ -96,7 +102,6 @@ def run_table(
     stamp = np.datetime64(started.replace(tzinfo=None), "us") + seconds.astype("timedelta64[s]")
     kinds = np.where(gpu, "cuda", "cpu")
     flops = 2.0 * size**3
-    memory = [json.dumps({"memory.cpu_peak_rss_bytes": s * s * 12.0}) for s in size]
     columns = {
         "row_id": [f"h{host}r{run}{i}" for i in suite.ids],
         "run_id": [f"run-{host}-{run}"] * n,
@@ -107,7 +112,7 @@ def run_table(
             gpu, GPU_MODELS[model % len(GPU_MODELS)], CPU_MODELS[model % len(CPU_MODELS)]
         ),
         "fingerprint": np.char.add(kinds.astype(str), f"-{host}"),
-        "workload": [f"workload-{w:02d}" for w in suite.workload],
+        "workload": suite.names,
         "plugin": ["synthetic"] * n,
         "plugin_version": ["1"] * n,
         "profile": ["full"] * n,
@@ -130,15 +135,19 @@ def run_table(
         "flops": flops,
         "tflops": flops / median / 1e12,
         "world_size": np.ones(n, dtype=np.int64),
-        "metrics": memory,
+        "metrics": suite.metrics,
         "device_info": [json.dumps({"model": "Synthetic", "memory_bytes": 80 * 2**30})] * n,
         "schema_version": np.full(n, store.SCHEMA_VERSION),
     }
     arrays = [
-        pa.array(columns[f.name], type=f.type) if f.name in columns else pa.nulls(n, type=f.type)
+        _array(columns[f.name], f.type) if f.name in columns else pa.nulls(n, type=f.type)
         for f in store.SCHEMA
     ]
     return pa.Table.from_arrays(arrays, schema=store.SCHEMA)
+
+
+def _array(values: object, type_: pa.DataType) -> pa.Array:
+    return values if isinstance(values, pa.Array) else pa.array(values, type=type_)
 
 
 def write_store(root: Path, shape: Shape, seed: int = 0) -> int:

@@ -33,7 +33,7 @@ SPEC = re.compile(r'<script type="application/json" id="chart-[0-9a-f]+-spec">(.
 
 
 def write_store(root: Path, total_rows: int) -> int:
-    """10 hosts' runs of a 1,000-case suite (20 workloads × 5 precisions × 10 sizes × CPU and
+    """Runs of a 2,000-case suite (20 workloads × 5 precisions × 10 sizes × CPU and
     GPU, :mod:`_synthetic`), as many runs as ``total_rows`` needs, 10 per host."""
     per_host = 10
     runs = max(1, total_rows // Shape().cases)
