@@ -135,7 +135,9 @@ def folded(data: pd.DataFrame, value: str, *, keys: tuple[str, ...] = ()) -> pd.
     values = frame.groupby(["device", *keys, "variant", "axis_value"], sort=True)[value]
     out = pd.DataFrame({value: values.median(), "low": values.min(), "high": values.max()})
     out = out.reset_index()
-    out["series"] = out["device"] + " · median of " + out["device"].map(hosts).astype(str) + " hosts"
+    out["series"] = (
+        out["device"] + " · median of " + out["device"].map(hosts).astype(str) + " hosts"
+    )
     return out.drop(columns=["device"])
 
 
@@ -150,6 +152,34 @@ def _tooltip(*extra: alt.Tooltip) -> list[alt.Tooltip]:
 _TIME_COLUMNS = ["axis_value", "median_s", "ci_low_s", "ci_high_s", "series", "variant"]
 
 
+def time_data(frame: pd.DataFrame) -> pd.DataFrame:
+    """The points :func:`time_chart` draws (its text, :func:`describe.time_text`, says them)."""
+    data = folded(_with_model(frame[_TIME_COLUMNS], frame), "median_s")
+    return data.rename(columns={"low": "ci_low_s", "high": "ci_high_s"})[_TIME_COLUMNS]
+
+
+def speedup_data(frame: pd.DataFrame) -> pd.DataFrame:
+    """The points :func:`speedup_chart` draws, before its crossovers are added."""
+    data = frame[["axis_value", "speedup", "low", "high", "series", "variant"]]
+    if data["series"].nunique() <= MAX_SERIES and len(data) <= MAX_POINTS:
+        return data
+    model = frame["gpu_label"] if "gpu_label" in frame else None  # one line per accelerator
+    data = folded(data.drop(columns=["low", "high"]).assign(model=model), "speedup")
+    return data.drop(columns=["model"], errors="ignore")
+
+
+def rate_data(frame: pd.DataFrame, column: str) -> pd.DataFrame:
+    """The points :func:`rate_chart` draws: ``column`` as ``rate``."""
+    data = frame[["axis_value", column, "series", "variant"]].rename(columns={column: "rate"})
+    return folded(_with_model(data, frame), "rate")[["axis_value", "rate", "series", "variant"]]
+
+
+def memory_data(frame: pd.DataFrame) -> pd.DataFrame:
+    """The points :func:`memory_chart` draws."""
+    data = frame[["axis_value", "value", "metric", "series", "variant"]]
+    return folded(data, "value", keys=("metric",))[list(data.columns)]
+
+
 def _with_model(data: pd.DataFrame, frame: pd.DataFrame) -> pd.DataFrame:
     """``data`` with the ``model`` that :func:`folded` groups by, when ``frame`` (result rows)
     has ``device_model``."""
@@ -161,9 +191,7 @@ def time_chart(frame: pd.DataFrame, axis: str) -> alt.TopLevelMixin:
     """Median time per call against the axis, one line per host and device, with the 95% CI of
     the median as a band (folded over hosts, :func:`folded`, the band spans the hosts). Columns:
     axis_value, median_s, ci_low_s, ci_high_s, series, variant; ``device_model`` if present."""
-    data = frame[_TIME_COLUMNS]
-    data = folded(_with_model(data, frame), "median_s")
-    data = data.rename(columns={"low": "ci_low_s", "high": "ci_high_s"})[_TIME_COLUMNS]
+    data = time_data(frame)
     x = axis_x(data, axis)
     y_scale = log_or_linear(pd.concat([data["ci_low_s"], data["ci_high_s"]]))
     base = alt.Chart().encode(x=x, color=_device_color())
@@ -185,12 +213,7 @@ def speedup_chart(frame: pd.DataFrame, crossings: pd.DataFrame, axis: str) -> al
     """Accelerator speedup over the CPU (CPU time / accelerator time) against the axis, with its
     interval, a rule at 1× (break-even) and a dashed rule at each crossover inside the range.
     ``crossings`` comes from :attr:`benchsite.tables.Tables.crossovers`."""
-    data = frame[["axis_value", "speedup", "low", "high", "series", "variant"]]
-    if data["series"].nunique() > MAX_SERIES or len(data) > MAX_POINTS:  # one per accelerator
-        model = frame["gpu_label"] if "gpu_label" in frame else None
-        data = folded(data.drop(columns=["low", "high"]).assign(model=model), "speedup")
-        data = data.drop(columns=["model"], errors="ignore")
-    data = _with_crossovers(data, crossings)
+    data = _with_crossovers(speedup_data(frame), crossings)
     x = axis_x(data, axis)
     y = alt.Y(
         "speedup:Q",
@@ -231,8 +254,7 @@ def _with_crossovers(data: pd.DataFrame, crossings: pd.DataFrame) -> pd.DataFram
 @unvalidated
 def rate_chart(frame: pd.DataFrame, axis: str, column: str, unit: str) -> alt.TopLevelMixin:
     """Throughput (``column`` in ``unit``: TFLOP/s, GB/s or items/s) against the axis."""
-    data = frame[["axis_value", column, "series", "variant"]].rename(columns={column: "rate"})
-    data = folded(_with_model(data, frame), "rate")[["axis_value", "rate", "series", "variant"]]
+    data = rate_data(frame, column)
     chart = (
         alt.Chart(data, **_size(data))
         .mark_line(point=True)
@@ -252,8 +274,7 @@ def rate_chart(frame: pd.DataFrame, axis: str, column: str, unit: str) -> alt.To
 def memory_chart(frame: pd.DataFrame, axis: str) -> alt.TopLevelMixin:
     """Peak memory against the axis, per device and memory metric (GPU allocated/reserved, CPU
     RSS above the worker's baseline). Columns: axis_value, value, metric, series, variant."""
-    data = frame[["axis_value", "value", "metric", "series", "variant"]]
-    data = folded(data, "value", keys=("metric",))[list(data.columns)]
+    data = memory_data(frame)
     chart = (
         alt.Chart(data, **_size(data))
         .mark_line(point=True)

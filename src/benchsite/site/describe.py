@@ -11,6 +11,7 @@ from typing import Any
 
 import pandas as pd
 
+from benchsite.site import charts
 from benchsite.units import format_number, format_seconds
 
 
@@ -44,13 +45,16 @@ def _missing(value: Any) -> bool:
 def time_text(frame: pd.DataFrame, axis: str) -> str:
     return (
         f"Median time per call against {axis}, per device. "
-        + _ends(frame, "median_s", format_seconds)
+        + _ends(charts.time_data(frame), "median_s", format_seconds)
         + "."
     )
 
 
 def speedup_text(frame: pd.DataFrame, crossings: pd.DataFrame, axis: str) -> str:
-    text = f"Speedup over the CPU against {axis}. " + _ends(frame, "speedup", _times) + "."
+    shown = charts.speedup_data(frame)
+    text = f"Speedup over the CPU against {axis}. " + _ends(shown, "speedup", _times) + "."
+    if shown["series"].nunique() < frame["series"].nunique():  # hosts folded: no line per host
+        return text + " Where each host's accelerator overtakes its CPU: see the findings."
     for row in crossings.itertuples():
         if row.where == "between":
             text += f" {row.series} ({row.variant}) overtakes the CPU from {axis} ≈ "
@@ -65,14 +69,14 @@ def speedup_text(frame: pd.DataFrame, crossings: pd.DataFrame, axis: str) -> str
 def rate_text(frame: pd.DataFrame, axis: str, column: str, unit: str) -> str:
     return (
         f"Throughput in {unit} against {axis}, per device. "
-        + _ends(frame, column, lambda v: f"{format_number(v)} {unit}")
+        + _ends(charts.rate_data(frame, column), "rate", lambda v: f"{format_number(v)} {unit}")
         + "."
     )
 
 
 def memory_text(frame: pd.DataFrame, axis: str) -> str:
     parts = []
-    for metric, group in frame.groupby("metric", sort=True):
+    for metric, group in charts.memory_data(frame).groupby("metric", sort=True):
         parts.append(f"{metric}: " + _ends(group, "value", lambda v: format_number(v, "B")))
     return f"Peak memory against {axis}. " + " | ".join(parts) + "."
 
