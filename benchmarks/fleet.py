@@ -53,33 +53,25 @@ def main() -> None:
     # writers it checks.
 
 
-# `benchsite build` in a process that says, as it ends, the peak RSS of itself and of the
-# largest of its workers (KiB): what a machine must hold for it
+# a build in a process of its own that prints, as it ends, how long each stage took and the
+# peak RSS (KiB) of itself and of the largest of its workers: what a machine must hold for it
 MEASURED = """
-import atexit, resource, sys
-def said():
-    print("peak-rss", *(resource.getrusage(who).ru_maxrss
-                        for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)))
-atexit.register(said)
-from benchsite.cli import main
-main(sys.argv[1:])
+import resource, sys
+from pathlib import Path
+from benchsite.site import BuildOptions, build_site
+report = build_site(BuildOptions(results=Path(sys.argv[1]), out=Path(sys.argv[2])))
+print(", ".join(f"{name} {seconds:.1f} s" for name, seconds in report.stages.items()),
+      f"({report.files} files, {report.charts_rendered} chart SVGs drawn)")
+print("peak-rss", *(resource.getrusage(who).ru_maxrss
+                    for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)))
 """
 
 
 def timed_build(results: Path, out: Path, env: dict[str, str]) -> str:
-    """Run one `benchsite build` in a fresh process; its time, CPU time and peak RSS."""
+    """Build the site in a fresh process (:data:`MEASURED`); its time, CPU time and peak RSS."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    command = [
-        sys.executable,
-        "-c",
-        MEASURED,
-        "build",
-        "--results",
-        str(results),
-        "--out",
-        str(out),
-    ]
+    command = [sys.executable, "-c", MEASURED, str(results), str(out)]
     done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
     wall = time.perf_counter() - started
     if done.returncode != 0:
@@ -90,7 +82,7 @@ def timed_build(results: Path, out: Path, env: dict[str, str]) -> str:
     own, worker = (int(kib) / 2**20 for kib in lines[-1].split()[1:])
     return (
         f"{wall:.1f} s ({cpu:.1f} CPU-s), peak RSS {own:.2f} GiB (its largest worker "
-        f"{worker:.2f} GiB); {lines[-2] if len(lines) > 1 else ''}"
+        f"{worker:.2f} GiB); stages: {lines[-2]}"
     )
 
 
