@@ -129,10 +129,10 @@ def folded(data: pd.DataFrame, value: str, *, keys: tuple[str, ...] = ()) -> pd.
     device = data["model"].astype(str).tolist() if "model" in data else [p[-1] for p in parts]
     hosts = pd.Series([p[0] for p in parts]).groupby(device).nunique()
     columns = {"device": device, **{key: data[key].to_numpy() for key in keys}}
-    frame = pd.DataFrame({**columns, "variant": data["variant"].to_numpy(),
-                          "axis_value": data["axis_value"].to_numpy(),
+    along = ["variant", "axis_value"] if "axis_value" in data else ["variant"]
+    frame = pd.DataFrame({**columns, **{key: data[key].to_numpy() for key in along},
                           value: data[value].to_numpy(float)})  # fmt: skip
-    values = frame.groupby(["device", *keys, "variant", "axis_value"], sort=True)[value]
+    values = frame.groupby(["device", *keys, *along], sort=True)[value]
     out = pd.DataFrame({value: values.median(), "low": values.min(), "high": values.max()})
     out = out.reset_index()
     out["series"] = (
@@ -178,6 +178,17 @@ def memory_data(frame: pd.DataFrame) -> pd.DataFrame:
     """The points :func:`memory_chart` draws."""
     data = frame[["axis_value", "value", "metric", "series", "variant"]]
     return folded(data, "value", keys=("metric",))[list(data.columns)]
+
+
+def headline_data(frame: pd.DataFrame) -> pd.DataFrame:
+    """The speedups :func:`headline_chart` draws: one per workload and accelerator, or, with
+    many hosts, per workload and accelerator model over the hosts (:func:`folded`)."""
+    data = frame[["workload", "variant", "series", "speedup", "low", "high"]]
+    if data["series"].nunique() <= MAX_SERIES and len(data) <= MAX_POINTS:
+        return data
+    model = frame["gpu_label"] if "gpu_label" in frame else None
+    data = data.drop(columns=["low", "high"]).assign(model=model)
+    return folded(data, "speedup", keys=("workload",)).drop(columns=["model"], errors="ignore")
 
 
 def _with_model(data: pd.DataFrame, frame: pd.DataFrame) -> pd.DataFrame:
@@ -298,9 +309,8 @@ def memory_chart(frame: pd.DataFrame, axis: str) -> alt.TopLevelMixin:
 def headline_chart(frame: pd.DataFrame) -> alt.TopLevelMixin:
     """Speedup per workload (dot) with its interval (bar), one colour per accelerator, at the
     largest size measured on both. Columns: workload, variant, series, speedup, low, high."""
-    data = frame[["workload", "variant", "series", "speedup", "low", "high"]].assign(
-        label=frame["workload"] + " (" + frame["variant"] + ")"
-    )
+    data = headline_data(frame)
+    data = data.assign(label=data["workload"] + " (" + data["variant"] + ")")
     scale = log_or_linear(pd.concat([data["low"], data["high"], pd.Series([1.0])]))
     # labels cut at Vega's usual 180 px (site charts show them whole): "workload (parameters)"
     # can be long, and on a phone the chart is all labels otherwise

@@ -82,10 +82,13 @@ def memory_text(frame: pd.DataFrame, axis: str) -> str:
 
 
 def headline_text(frame: pd.DataFrame) -> str:
+    shown = charts.headline_data(frame)
+    folded = len(shown) < len(frame)  # the hosts of a model as one: its range is the hosts'
+    spread = "hosts from" if folded else "95% interval"
     parts = [
         f"{row.workload} ({row.variant}) on {row.series}: {_times(row.speedup)} "
-        f"(95% interval {_times(row.low)}–{_times(row.high)})"
-        for row in frame.itertuples()
+        f"({spread} {_times(row.low)}–{_times(row.high)})"
+        for row in shown.itertuples()
     ]
     return "Speedup over the CPU at the largest size measured on both. " + "; ".join(parts) + "."
 
