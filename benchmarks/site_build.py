@@ -19,72 +19,26 @@ import os
 import re
 import tempfile
 import time
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import numpy as np
-import pyarrow as pa
-import pyarrow.parquet as pq
+from _synthetic import Shape
+from _synthetic import write_store as write_synthetic
 
-from benchsite import store
 from benchsite.site import BuildOptions, build_site
 from benchsite.site.assets import MAX_WORKERS, draw_missing
 from benchsite.site.publish import Staging
 from benchsite.specs import ChartSpec
 
-HOSTS, RUNS_PER_HOST, WORKLOADS = 10, 10, 20
 SPEC = re.compile(r'<script type="application/json" id="chart-[0-9a-f]+-spec">(.*?)</script>', re.S)
-SIZES = [2**k for k in range(6, 16)]  # 10 sizes × 5 variants = 50 cases per workload and device
-
-
-def synthetic_run(host: int, run: int, rng: np.random.Generator) -> pa.Table:
-    """One run of one host: every workload × 50 cases × (cpu, cuda:0)."""
-    rows: dict[str, list] = {name: [] for name in store.SCHEMA.names}
-    started = datetime(2026, 1, 1, tzinfo=UTC) + timedelta(days=host * 7 + run * 3)
-    for workload in range(WORKLOADS):
-        for variant in range(5):
-            for size in SIZES:
-                for device, kind, speed in (("cpu", "cpu", 1.0), ("cuda:0", "cuda", 40.0)):
-                    _add_row(rows, host, run, workload, variant, size, device, kind, speed,
-                             started, rng)
-    return pa.table(rows, schema=store.SCHEMA)
-
-
-def _add_row(rows, host, run, workload, variant, size, device, kind, speed, started, rng):
-    params = {"size": size, "precision": ["fp32", "bf16", "fp16", "tf32", "fp64"][variant]}
-    median = 1e-6 * size ** 1.5 / speed + (2e-5 if kind == "cuda" else 1e-6)
-    samples = list(median * rng.lognormal(0, 0.02, 7))
-    values = {
-        "row_id": f"h{host}r{run}w{workload}v{variant}s{size}{device}",
-        "run_id": f"run-{host}-{run}", "host": f"host-{host}", "device": device,
-        "device_kind": kind, "device_model": "Synthetic " + kind.upper(),
-        "fingerprint": f"{kind}-{host}", "workload": f"workload-{workload:02d}",
-        "plugin": "synthetic", "plugin_version": "1", "profile": "full",
-        "params": json.dumps(params, sort_keys=True),
-        "case_key": f"workload-{workload:02d}?{json.dumps(params, sort_keys=True)}",
-        "axis": "size", "axis_value": float(size), "status": "ok", "samples_s": samples,
-        "timestamp": started + timedelta(seconds=workload * 60 + variant),
-        "calls_per_sample": 10, "n_samples": 7, "warmup_calls": 4, "median_s": median,
-        "ci_low_s": min(samples), "ci_high_s": max(samples), "iqr_s": median * 0.02,
-        "flops": 2.0 * size**3, "tflops": 2.0 * size**3 / median / 1e12, "world_size": 1,
-        "metrics": json.dumps({"memory.cpu_peak_rss_bytes": size * size * 12.0}),
-        "device_info": json.dumps({"model": "Synthetic", "memory_bytes": 80 * 2**30}),
-        "schema_version": store.SCHEMA_VERSION,
-    }
-    for name in rows:
-        rows[name].append(values.get(name))
 
 
 def write_store(root: Path, total_rows: int) -> int:
-    rng, written = np.random.default_rng(0), 0
-    per_run = WORKLOADS * 5 * len(SIZES) * 2
-    for index in range(max(1, total_rows // per_run)):
-        host, run = divmod(index, RUNS_PER_HOST)
-        folder = store.run_dir(root, f"host-{host}", f"run-{host}-{run}")
-        folder.mkdir(parents=True, exist_ok=True)
-        pq.write_table(synthetic_run(host, run, rng), folder / "part-0.parquet")
-        written += per_run
-    return written
+    """Runs of a 2,000-case suite (20 workloads × 5 precisions × 10 sizes × CPU and
+    GPU, :mod:`_synthetic`), as many runs as ``total_rows`` needs, 10 per host."""
+    per_host = 10
+    runs = max(1, total_rows // Shape().cases)
+    hosts = max(1, -(-runs // per_host))
+    return write_synthetic(root, Shape(hosts=hosts, runs=min(runs, per_host)))
 
 
 def main() -> None:

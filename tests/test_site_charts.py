@@ -225,3 +225,17 @@ def test_a_fleet_of_hosts_is_drawn_as_one_line_per_device_with_the_hosts_spread_
     two = data["series"].isin(["host-0 · cuda:0", "host-1 · cuda:0"])
     few = charts.time_chart(data[two], "size").to_dict()
     assert len(next(iter(few["datasets"].values()))) == 4  # few hosts: each its own line
+
+
+def test_a_fleet_headline_shows_one_speedup_per_workload_and_model_with_the_hosts_range():
+    hosts = charts.MAX_SERIES + 1
+    top = pd.DataFrame({
+        "workload": "mm", "variant": "all", "series": [f"h{h} · cuda:0" for h in range(hosts)],
+        "gpu_label": "H200 (cuda:0)", "speedup": [10.0 + h for h in range(hosts)],
+        "low": 1.0, "high": 99.0,
+    })  # fmt: skip
+    (values,) = charts.headline_chart(top).to_dict()["datasets"].values()
+    assert [(v["series"], v["speedup"], v["low"], v["high"]) for v in values] == [
+        (f"H200 (cuda:0) · median of {hosts} hosts", 16.0, 10.0, 22.0)
+    ]
+    assert "hosts from 10×–22×" in describe.headline_text(top)

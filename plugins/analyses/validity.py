@@ -81,7 +81,7 @@ BUSY_SHARE = 0.10  # others' use of the cores, as benchsite.busy judges the mach
 @hookimpl
 def prepare_results(results: pd.DataFrame) -> pd.DataFrame:
     """Add the ``flags`` column (a list of flag codes per row)."""
-    out = results.copy()
+    out = results.copy(deep=False)  # new columns only: the rows themselves are not copied
     if out.empty:
         out["flags"] = pd.Series([], dtype=object)
         return out

@@ -83,7 +83,7 @@ def build_site(options: BuildOptions, reporter: Reporter | None = None) -> Build
         bundle = assets.start_vega_bundle(staging.out)  # made meanwhile unless cached
         plugins = stage("plugins", load_plugins, options.plugins, strict=options.strict)
         results = stage("read", read_or_run, options, reporter, report)  # suite if none yet
-        analysed = stage("analyse", analyse, plugins, results, 2 * cores())  # + tables
+        analysed = stage("analyse", analyse, plugins, results, cores())  # + tables
         site = make_site(options, analysed, plugins)  # hook: prepare_jinja_env
         pages = stage("pages", render_pages, site, ordered_pages(plugins), staging, options)
         check_failures(options, analysed, pages, report, reporter)

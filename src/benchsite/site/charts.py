@@ -26,7 +26,7 @@ FACET_COLUMNS = 2
 MAX_LISTED_TICKS = 12
 # more lines or points than these on one chart (many hosts): the hosts' lines of one device are
 # drawn as one (:func:`folded`); a page then stays small (<300 KB) and a legend readable
-MAX_SERIES, MAX_POINTS = 12, 300
+MAX_SERIES, MAX_POINTS = 12, 200
 
 
 def log_or_linear(values: pd.Series) -> alt.Scale:
@@ -208,13 +208,15 @@ def folded(data: pd.DataFrame, value: str, *, keys: tuple[str, ...] = ()) -> pd.
     device = data["model"].astype(str).tolist() if "model" in data else [p[-1] for p in parts]
     hosts = pd.Series([p[0] for p in parts]).groupby(device).nunique()
     columns = {"device": device, **{key: data[key].to_numpy() for key in keys}}
-    frame = pd.DataFrame({**columns, "variant": data["variant"].to_numpy(),
-                          "axis_value": data["axis_value"].to_numpy(),
+    along = ["variant", "axis_value"] if "axis_value" in data else ["variant"]
+    frame = pd.DataFrame({**columns, **{key: data[key].to_numpy() for key in along},
                           value: data[value].to_numpy(float)})  # fmt: skip
-    values = frame.groupby(["device", *keys, "variant", "axis_value"], sort=True)[value]
+    values = frame.groupby(["device", *keys, *along], sort=True)[value]
     out = pd.DataFrame({value: values.median(), "low": values.min(), "high": values.max()})
     out = out.reset_index()
-    out["series"] = out["device"] + " · median of " + out["device"].map(hosts).astype(str) + " hosts"
+    out["series"] = (
+        out["device"] + " · median of " + out["device"].map(hosts).astype(str) + " hosts"
+    )
     return out.drop(columns=["device"])
 
 
@@ -227,6 +229,45 @@ def _tooltip(*extra: alt.Tooltip) -> list[alt.Tooltip]:
 
 
 _TIME_COLUMNS = ["axis_value", "median_s", "ci_low_s", "ci_high_s", "series", "variant"]
+
+
+def time_data(frame: pd.DataFrame) -> pd.DataFrame:
+    """The points :func:`time_chart` draws (its text, :func:`describe.time_text`, says them)."""
+    data = folded(_with_model(frame[_TIME_COLUMNS], frame), "median_s")
+    return data.rename(columns={"low": "ci_low_s", "high": "ci_high_s"})[_TIME_COLUMNS]
+
+
+def speedup_data(frame: pd.DataFrame) -> pd.DataFrame:
+    """The points :func:`speedup_chart` draws, before its crossovers are added."""
+    data = frame[["axis_value", "speedup", "low", "high", "series", "variant"]]
+    if data["series"].nunique() <= MAX_SERIES and len(data) <= MAX_POINTS:
+        return data
+    model = frame["gpu_label"] if "gpu_label" in frame else None  # one line per accelerator
+    data = folded(data.drop(columns=["low", "high"]).assign(model=model), "speedup")
+    return data.drop(columns=["model"], errors="ignore")
+
+
+def rate_data(frame: pd.DataFrame, column: str) -> pd.DataFrame:
+    """The points :func:`rate_chart` draws: ``column`` as ``rate``."""
+    data = frame[["axis_value", column, "series", "variant"]].rename(columns={column: "rate"})
+    return folded(_with_model(data, frame), "rate")[["axis_value", "rate", "series", "variant"]]
+
+
+def memory_data(frame: pd.DataFrame) -> pd.DataFrame:
+    """The points :func:`memory_chart` draws."""
+    data = frame[["axis_value", "value", "metric", "series", "variant"]]
+    return folded(data, "value", keys=("metric",))[list(data.columns)]
+
+
+def headline_data(frame: pd.DataFrame) -> pd.DataFrame:
+    """The speedups :func:`headline_chart` draws: one per workload and accelerator, or, with
+    many hosts, per workload and accelerator model over the hosts (:func:`folded`)."""
+    data = frame[["workload", "variant", "series", "speedup", "low", "high"]]
+    if data["series"].nunique() <= MAX_SERIES and len(data) <= MAX_POINTS:
+        return data
+    model = frame["gpu_label"] if "gpu_label" in frame else None
+    data = data.drop(columns=["low", "high"]).assign(model=model)
+    return folded(data, "speedup", keys=("workload",)).drop(columns=["model"], errors="ignore")
 
 
 def _with_model(data: pd.DataFrame, frame: pd.DataFrame) -> pd.DataFrame:
@@ -246,9 +287,7 @@ def time_chart(frame: pd.DataFrame, axis: str) -> alt.TopLevelMixin:
     """Median time per call against the axis, one line per host and device, with the 95% CI of
     the median as a band (folded over hosts, :func:`folded`, the band spans the hosts). Columns:
     axis_value, median_s, ci_low_s, ci_high_s, series, variant; ``device_model`` if present."""
-    data = folded(_with_model(frame[_TIME_COLUMNS], frame), "median_s")
-    data = data.rename(columns={"low": "ci_low_s", "high": "ci_high_s"})[_TIME_COLUMNS]
-    data, name = together(data)
+    data, name = together(time_data(frame))
     x = axis_x(data, axis)
     y_scale = log_or_linear(pd.concat([data["ci_low_s"], data["ci_high_s"]]))
     lines = _lines(data, name)
@@ -272,12 +311,7 @@ def speedup_chart(frame: pd.DataFrame, crossings: pd.DataFrame, axis: str) -> al
     """Accelerator speedup over the CPU (CPU time / accelerator time) against the axis, with its
     interval, a rule at 1× (break-even) and a dashed rule at each crossover inside the range.
     ``crossings`` comes from :attr:`benchsite.tables.Tables.crossovers`."""
-    data = frame[["axis_value", "speedup", "low", "high", "series", "variant"]]
-    if data["series"].nunique() > MAX_SERIES or len(data) > MAX_POINTS:  # one per accelerator
-        model = frame["gpu_label"] if "gpu_label" in frame else None
-        data = folded(data.drop(columns=["low", "high"]).assign(model=model), "speedup")
-        data = data.drop(columns=["model"], errors="ignore")
-    data, name = together(_with_crossovers(data, crossings))
+    data, name = together(_with_crossovers(speedup_data(frame), crossings))
     x = axis_x(data, axis)
     y = alt.Y(
         "speedup:Q",
@@ -319,10 +353,7 @@ def _with_crossovers(data: pd.DataFrame, crossings: pd.DataFrame) -> pd.DataFram
 @unvalidated
 def rate_chart(frame: pd.DataFrame, axis: str, column: str, unit: str) -> alt.TopLevelMixin:
     """Throughput (``column`` in ``unit``: TFLOP/s, GB/s or items/s) against the axis."""
-    data = frame[["axis_value", column, "series", "variant"]].rename(columns={column: "rate"})
-    data, name = together(
-        folded(_with_model(data, frame), "rate")[["axis_value", "rate", "series", "variant"]]
-    )
+    data, name = together(rate_data(frame, column))
     y = alt.Y("rate:Q", title=unit, scale=log_or_linear(data["rate"]))
     tooltip = _case_tooltip(
         alt.Tooltip("axis_value:Q", title=axis_title(axis)), alt.Tooltip("rate:Q", title=unit)
@@ -335,8 +366,7 @@ def rate_chart(frame: pd.DataFrame, axis: str, column: str, unit: str) -> alt.To
 def memory_chart(frame: pd.DataFrame, axis: str) -> alt.TopLevelMixin:
     """Peak memory against the axis, per device and memory metric (GPU allocated/reserved, CPU
     RSS above the worker's baseline). Columns: axis_value, value, metric, series, variant."""
-    data = frame[["axis_value", "value", "metric", "series", "variant"]]
-    data = folded(data, "value", keys=("metric",))[list(data.columns)]
+    data = memory_data(frame)
     chart = (
         alt.Chart(data, **_size(data))
         .mark_line(point=True)
@@ -360,9 +390,8 @@ def memory_chart(frame: pd.DataFrame, axis: str) -> alt.TopLevelMixin:
 def headline_chart(frame: pd.DataFrame) -> alt.TopLevelMixin:
     """Speedup per workload (dot) with its interval (bar), one colour per accelerator, at the
     largest size measured on both. Columns: workload, variant, series, speedup, low, high."""
-    data = frame[["workload", "variant", "series", "speedup", "low", "high"]].assign(
-        label=frame["workload"] + " (" + frame["variant"] + ")"
-    )
+    data = headline_data(frame)
+    data = data.assign(label=data["workload"] + " (" + data["variant"] + ")")
     scale = log_or_linear(pd.concat([data["low"], data["high"], pd.Series([1.0])]))
     # labels cut at Vega's usual 180 px (site charts show them whole): "workload (parameters)"
     # can be long, and on a phone the chart is all labels otherwise

@@ -12,6 +12,7 @@ from typing import Any
 
 import pandas as pd
 
+from benchsite.site import charts
 from benchsite.units import format_bytes, format_number, format_rate_in, format_seconds
 
 XText = Callable[[Any], str]  # an axis value in words: ``1 GiB`` for a copy's size
@@ -47,15 +48,18 @@ def _missing(value: Any) -> bool:
 def time_text(frame: pd.DataFrame, axis: str, x_text: XText = format_number) -> str:
     return (
         f"Median time per call against {axis}, per device. "
-        + _ends(frame, "median_s", format_seconds, x_text)
+        + _ends(charts.time_data(frame), "median_s", format_seconds, x_text)
         + "."
     )
 
 
 def speedup_text(frame: pd.DataFrame, crossings: pd.DataFrame, axis: str,
                  x_text: XText = format_number) -> str:
-    text = (f"Speedup over the CPU against {axis}. " + _ends(frame, "speedup", _times, x_text)
+    shown = charts.speedup_data(frame)
+    text = (f"Speedup over the CPU against {axis}. " + _ends(shown, "speedup", _times, x_text)
             + ".")
+    if shown["series"].nunique() < frame["series"].nunique():  # hosts folded: no line per host
+        return text + " Where each host's accelerator overtakes its CPU: see the findings."
     for row in crossings.itertuples():
         if row.where == "between":  # the chart's dashed line, and the measured sizes around it
             text += (f" {row.series} ({row.variant}) overtakes the CPU from {axis} ≈ "
@@ -72,23 +76,27 @@ def rate_text(frame: pd.DataFrame, axis: str, column: str, unit: str,
               x_text: XText = format_number) -> str:
     return (
         f"Throughput in {unit} against {axis}, per device. "
-        + _ends(frame, column, lambda v: format_rate_in(v, unit), x_text)
+        + _ends(charts.rate_data(frame, column), "rate", lambda v: format_rate_in(v, unit),
+                x_text)
         + "."
     )
 
 
 def memory_text(frame: pd.DataFrame, axis: str, x_text: XText = format_number) -> str:
     parts = []
-    for metric, group in frame.groupby("metric", sort=True):
+    for metric, group in charts.memory_data(frame).groupby("metric", sort=True):
         parts.append(f"{metric}: " + _ends(group, "value", format_bytes, x_text))
     return f"Peak memory against {axis}. " + " | ".join(parts) + "."
 
 
 def headline_text(frame: pd.DataFrame) -> str:
+    shown = charts.headline_data(frame)
+    folded = len(shown) < len(frame)  # the hosts of a model as one: its range is the hosts'
+    spread = "hosts from" if folded else "95% interval"
     parts = [
         f"{row.workload} ({row.variant}) on {row.series}: {_times(row.speedup)} "
-        f"(95% interval {_times(row.low)}–{_times(row.high)})"
-        for row in frame.itertuples()
+        f"({spread} {_times(row.low)}–{_times(row.high)})"
+        for row in shown.itertuples()
     ]
     return "Speedup over the CPU at the largest size measured on both. " + "; ".join(parts) + "."
 

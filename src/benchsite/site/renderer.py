@@ -31,7 +31,7 @@ from benchsite.tables import Tables
 from benchsite.tables.rows import run_order
 
 RUN_PAGE_ROWS = 400  # rows per run page (a longer run continues on numbered pages)
-WORKLOAD_TABLE_ROWS = 400  # a workload with more current rows lists them on the run pages
+WORKLOAD_TABLE_ROWS = 150  # a workload with more current rows lists them on the run pages
 
 
 def tabled(current: pd.DataFrame) -> pd.DataFrame:

@@ -1,0 +1,41 @@
+"""No page of a built site is over 300 KB, also from a store of many hosts: run tables are
+split over pages, a workload page lists its cases only when they are few, and a chart of many
+hosts draws one line per device model (``benchmarks/fleet.py`` shows it at a million rows)."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+from pathlib import Path
+
+from benchsite.site import WORKLOAD_TABLE_ROWS, BuildOptions, build_site
+from tests.conftest import TESTS
+
+LIMIT = 300 * 1024
+
+
+def synthetic():
+    """``benchmarks/_synthetic.py``: the benchmarks' store generator."""
+    spec = importlib.util.spec_from_file_location(
+        "_synthetic", TESTS.parent / "benchmarks" / "_synthetic.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("_synthetic", module)  # its dataclasses look their module up
+    spec.loader.exec_module(sys.modules["_synthetic"])
+    return sys.modules["_synthetic"]
+
+
+def test_every_page_of_a_many_host_store_stays_under_300_kb(tmp_path: Path) -> None:
+    generator = synthetic()
+    hosts = WORKLOAD_TABLE_ROWS // 50  # 50 cases a workload per host: the longest case table
+    shape = generator.Shape(hosts=hosts, runs=2, workloads=1, sizes=(64, 128, 256, 512, 1024))
+    generator.write_store(tmp_path / "results", shape)
+    out = tmp_path / "site"
+    build_site(BuildOptions(results=tmp_path / "results", out=out))
+    sizes = {str(page.relative_to(out)): page.stat().st_size for page in out.rglob("*.html")}
+    largest = max(sizes.items(), key=lambda item: item[1])
+    print(largest)
+    assert largest[1] < LIMIT, largest
+    workload = (out / "workloads" / "workload-00.html").read_text(encoding="utf-8")
+    assert len(re.findall(r'<tr id="row-', workload)) == WORKLOAD_TABLE_ROWS  # the table is full
