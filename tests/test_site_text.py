@@ -14,7 +14,7 @@ from pathlib import Path
 # text inside these is code a reader may copy (commands, parameter names): raw names are fine
 CODE_TAGS = {"code", "pre", "kbd", "samp"}
 # a stored error or skip message is shown verbatim, as the workload wrote it
-VERBATIM_CLASSES = {"error"}
+VERBATIM_CLASSES = {"error", "reason"}
 HIDDEN_TAGS = {"script", "style", "template"}
 VOID_TAGS = {"br", "hr", "img", "input", "meta", "link", "wbr", "source", "col", "area"}
 BREAKS = {"p", "li", "tr", "td", "th", "h1", "h2", "h3", "h4", "div", "dt", "dd", "summary",
