@@ -253,7 +253,7 @@ def test_a_workload_page_shows_every_declared_rate_and_the_collectors_metrics(ex
     html = (site / "workloads" / "matmul.html").read_text()
     row = next(part for part in html.split("<tr id=")[1:] if "status-ok" in part)
     assert "FLOP/s" in row and "B/s" in row and "items/s" in row  # SI prefixes: GFLOP/s, MB/s
-    assert "<dt><code>memory.cpu_peak_rss_bytes</code></dt>" in row and "collector metrics" in html
+    assert "<dt>memory: CPU peak RSS (bytes)</dt>" in row and "collector metrics" in html
 
 
 def test_a_theme_overrides_the_case_table_on_its_own(tmp_path):

@@ -16,6 +16,7 @@ from benchsite.units import (
     format_ratio,
     format_seconds,
     format_value,
+    metric_words,
     plural,
 )
 
@@ -64,3 +65,11 @@ def test_shares_ratios_and_plurals():
         "1 thread", "2 cases", "1,200 rows")
     assert (format_value(2**30, in_bytes=True), format_value(8192), format_value("bf16")) == (
         "1 GiB", "8,192", "bf16")
+
+
+def test_a_metric_name_reads_as_words_with_its_unit():
+    assert metric_words("nvml.sm_clock_max_mhz") == "NVML: SM clock max (MHz)"
+    assert metric_words("memory.gpu_peak_reserved_bytes") == "memory: GPU peak reserved (bytes)"
+    assert metric_words("cost.usd_per_hour") == "cost: USD per hour"
+    assert metric_words("compile_s") == "compile (s)"
+    assert metric_words("samples") == "samples"  # a lone word is not a unit

@@ -181,3 +181,24 @@ def format_rate_in(value: float | None, unit: str) -> str:
 
 def _present(value: Any) -> bool:
     return value is not None and isinstance(value, float | int) and math.isfinite(value)
+
+
+# words for the tokens of a metric's name (`nvml.sm_clock_max_mhz`): acronyms and units
+_METRIC_WORDS = {"gpu": "GPU", "cpu": "CPU", "rss": "RSS", "sm": "SM", "nvml": "NVML",
+                 "fsdp": "FSDP", "util": "utilisation", "algbw": "algorithm bandwidth",
+                 "busbw": "bus bandwidth", "usd": "USD"}  # fmt: skip
+_METRIC_UNITS = {"j": "J", "w": "W", "c": "°C", "mhz": "MHz", "gbps": "GB/s", "bytes": "bytes",
+                 "s": "s"}  # fmt: skip
+
+
+def metric_words(name: str) -> str:
+    """A collector metric's stored name as a reader reads it: ``nvml.sm_clock_max_mhz`` →
+    ``NVML: SM clock max (MHz)``, ``memory.gpu_peak_reserved_bytes`` → ``memory: GPU peak
+    reserved (bytes)``; a trailing unit goes in parentheses. Names are plugins' own, so the
+    rule is generic: the collector before the dot, the words after it."""
+    collector, _, rest = name.rpartition(".")
+    tokens = [token for token in rest.split("_") if token]
+    unit = _METRIC_UNITS.get(tokens[-1]) if len(tokens) > 1 else None
+    words = " ".join(_METRIC_WORDS.get(token, token) for token in tokens[: -1 if unit else None])
+    text = f"{words} ({unit})" if unit else words
+    return f"{_METRIC_WORDS.get(collector, collector)}: {text}" if collector else text

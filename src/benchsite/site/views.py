@@ -27,6 +27,7 @@ from benchsite.units import (
     format_bytes,
     format_count,
     format_percent,
+    metric_words,
     seconds_texts,
 )
 
@@ -186,13 +187,14 @@ def _rates(frame: pd.DataFrame, shown: np.ndarray) -> list[tuple[str, ...]]:
 
 
 def _metrics(frame: pd.DataFrame) -> list[tuple[tuple[str, str], ...]]:
-    """Each row's collector metrics (stored as JSON), as (name, formatted value), by name."""
+    """Each row's collector metrics (stored as JSON), as (name in words, formatted value), by
+    stored name (:func:`benchsite.units.metric_words`)."""
     texts: dict[int, tuple[tuple[str, str], ...]] = {}
     out = []
     for metrics in store.decode_json(frame, "metrics"):
         if id(metrics) not in texts:  # rows with the same text share one dict
             texts[id(metrics)] = tuple(
-                (_escaped(name), _escaped(_value_text(value, str(name))))
+                (_escaped(metric_words(str(name))), _escaped(_value_text(value, str(name))))
                 for name, value in sorted(metrics.items())
             )
         out.append(texts[id(metrics)])
