@@ -19,6 +19,12 @@ def install_into(target: Path, package: Path) -> Path:
     return target
 
 
+def pytest_collection_modifyitems(items: list) -> None:
+    """Tests marked ``slow`` first, the rest in their order: with two workers (scripts/test)
+    the long ones then run beside the many short ones instead of alone at the end."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 # -- site fixtures (issue 4: `benchsite build`) -------------------------------------------------
 # One site is built per test session from the committed example results (examples/h200/results:
 # a full H200 run, the distributed workloads on two H200s and a 2-core CPU's quick run), the

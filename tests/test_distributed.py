@@ -82,6 +82,7 @@ def test_a_rank_that_raises_is_an_error_row_naming_the_rank(
     assert_all_gone(tmp_path / "pids")
 
 
+@pytest.mark.slow
 def test_a_rank_that_hangs_times_out_and_nothing_is_left_running(
     results_dir: Path, tmp_path: Path
 ) -> None:

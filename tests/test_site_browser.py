@@ -119,6 +119,7 @@ def check_references(references: dict[str, set[str]], base: str, fetch) -> int:
     return len(checked)
 
 
+@pytest.mark.slow
 def test_every_page_works_from_file_urls(example_site, chromium):
     """... at a desktop's width, where no table, code block or card's content is wider than
     its column."""
@@ -147,6 +148,7 @@ def served_under_sub_path(example_site, tmp_path):
     server.server_close()
 
 
+@pytest.mark.slow
 def test_every_page_works_served_under_a_sub_path(example_site, chromium, served_under_sub_path):
     """... at a phone's width, where no table, code block or card's content is wider than its
     column either (a case table shows each case as a card; tables.js stacks the others)."""
