@@ -61,6 +61,7 @@ def test_shares_ratios_and_plurals():
     assert [format_percent(v) for v in (-1.2e-7, 0.0049, 0.42, -0.2)] == ["0%", "0.49%", "42%",
                                                                           "-20%"]
     assert [format_ratio(v) for v in (2.48, 39.75, 0.59)] == ["2.5×", "40×", "0.59×"]
+    assert [format_ratio(v) for v in (1.02, 0.981, 1.0)] == ["1.02×", "0.98×", "1×"]
     assert (plural(1, "thread"), plural(2, "case"), plural(1200, "row")) == (
         "1 thread", "2 cases", "1,200 rows")
     assert (format_value(2**30, in_bytes=True), format_value(8192), format_value("bf16")) == (

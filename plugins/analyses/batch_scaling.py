@@ -52,7 +52,7 @@ def register_analyses() -> list[Analysis]:
     return [
         Analysis(
             name="batch-scaling",
-            description="Throughput vs batch per device; the batch beyond which it grows <10%.",
+            description="Throughput vs batch per device; the smallest batch within 10% of the best.",
             analyze=batch_scaling_findings,
         )
     ]

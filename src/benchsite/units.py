@@ -102,10 +102,15 @@ def format_percent(share: float | None) -> str:
 
 
 def format_ratio(value: float | None) -> str:
-    """``12×``, ``2.4×``, ``0.59×``: two significant digits below 10, whole above."""
+    """``12×``, ``2.4×``, ``0.59×``: two significant digits below 10, whole above; a third
+    where two would round a ratio that is not 1 to ``1×`` (``1.02×``: "the GPU wins … 1×"
+    reads as a contradiction)."""
     if value is None or not math.isfinite(value):
         return "–"
-    return f"{plain(value, 2)}×" if value < 10 else f"{value:.0f}×"
+    if value >= 10:
+        return f"{value:.0f}×"
+    text = plain(value, 2)
+    return f"{plain(value, 3) if text == '1' else text}×"
 
 
 def faster_or_slower(value: float | None) -> str:
