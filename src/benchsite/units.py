@@ -115,10 +115,10 @@ def format_ratio(value: float | None) -> str:
 
 def faster_or_slower(value: float | None) -> str:
     """A speed ratio (above 1 faster) in words: ``64× faster``, ``1.7× slower`` (never
-    ``0.59× faster``), ``about as fast`` where it rounds to 1×."""
+    ``0.59× faster``), ``about as fast`` where two digits round it to 1×."""
     if value is None or not math.isfinite(value) or value <= 0:
         return "–"
-    if format_ratio(value) == "1×" or format_ratio(1 / value) == "1×":
+    if plain(value, 2) == "1" or plain(1 / value, 2) == "1":  # within ~5%
         return "about as fast"
     return f"{format_ratio(value)} faster" if value > 1 else f"{format_ratio(1 / value)} slower"
 
