@@ -43,12 +43,18 @@ class Comparison:
     plain_s: float
     benchsite_rounds: list[float]
     torch_rounds: list[float]
+    benchsite_passes: list[int]
+
+    @property
+    def ratios(self) -> list[float]:
+        """benchsite / Timer in each round (the two turns of a round back to back)."""
+        pairs = zip(self.benchsite_rounds, self.torch_rounds, strict=True)
+        return [ours / theirs for ours, theirs in pairs]
 
     @property
     def ratio(self) -> float:
-        """The median of the per-round ratios benchsite / Timer (turns of a round back to back)."""
-        pairs = zip(self.benchsite_rounds, self.torch_rounds, strict=True)
-        return median_of([ours / theirs for ours, theirs in pairs])
+        """The median of the per-round ratios."""
+        return median_of(self.ratios)
 
     @property
     def nearer_plain(self) -> str:
@@ -83,7 +89,7 @@ def compare(
     theirs, ours, plain = [], [], []
     pair = [
         lambda: theirs.append(timer.blocked_autorange(min_run_time=turn_s)),
-        lambda: ours.append(measure_case(case, device, settings).summary),
+        lambda: ours.append(measure_case(case, device, settings)),
     ]
     for round_ in range(rounds):
         keep_busy(case, device, seconds=min(0.3, turn_s / 2))
@@ -94,13 +100,14 @@ def compare(
     return Comparison(
         device.name,
         name,
-        median_of([summary.median_s for summary in ours]),
-        max(summary.rel_ci for summary in ours),
+        median_of([found.summary.median_s for found in ours]),
+        max(found.summary.rel_ci for found in ours),
         median_of([m.median for m in theirs]),
         reference.iqr / reference.median,
         median_of(plain),
-        [summary.median_s for summary in ours],
+        [found.summary.median_s for found in ours],
         [m.median for m in theirs],
+        [found.passes for found in ours],
     )
 
 
@@ -159,7 +166,10 @@ def print_table(rows: list[Comparison], title: str) -> None:
             print(
                 f"  {row.device} {row.name}: per-round medians benchsite "
                 f"{_spread(row.benchsite_rounds)}, Timer {_spread(row.torch_rounds)}; "
-                f"the plain loop ({format_seconds(row.plain_s)}) is nearer {row.nearer_plain}"
+                f"the plain loop ({format_seconds(row.plain_s)}) is nearer {row.nearer_plain}; "
+                f"per-round ratios {', '.join(f'{r:.3f}' for r in row.ratios)}; benchsite "
+                f"sampled again after a drift in {sum(p > 1 for p in row.benchsite_passes)} of "
+                f"{len(row.benchsite_passes)} turns"
             )
 
 

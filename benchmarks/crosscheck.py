@@ -14,7 +14,7 @@ each harness's median of its per-round medians and the median of the per-round r
 machine: other load moves the harnesses, but not alike.
 
     python benchmarks/crosscheck.py
-    python benchmarks/crosscheck.py --device cuda:0 --rounds 9 --turn 0.4
+    python benchmarks/crosscheck.py --device cuda:0 --rounds 9 --turn 0.5
 """
 
 from __future__ import annotations
@@ -74,8 +74,8 @@ SMALL_GPU_CASES = [  # launch-bound: where a drifting host moved benchsite's num
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", action="append", help="only these devices (repeatable)")
-    parser.add_argument("--rounds", type=int, default=7, help="turns per harness and case")
-    parser.add_argument("--turn", type=float, default=0.5, help="seconds of one turn")
+    parser.add_argument("--rounds", type=int, default=5, help="turns per harness and case")
+    parser.add_argument("--turn", type=float, default=0.4, help="seconds of one turn")
     args = parser.parse_args()
     settings = MeasureSettings(budget_s=3 * args.turn, min_time_s=args.turn)
     rows = []

@@ -31,7 +31,7 @@ def _grid(batches: list[int], image: int, batch: int, train: bool) -> list[dict[
         {"image_size": [image], "batch": batches, "precision": ["fp32"]},
         {**base, "precision": MIXED},
         {**base, "precision": ["fp32"], "channels_last": [True]},
-        {**base, "precision": ["fp32"], "sparsity": [0.5, 0.9]},
+        {**base, "precision": ["fp32"], "sparsity": [0.9]},
     ]
     if train:
         grid.append({**base, "precision": ["fp32"], "checkpointing": [True]})

@@ -31,7 +31,7 @@ def register_workloads() -> list[Workload]:
             setup=setup_lstm_infer,
             params=[
                 {"batch": [1, 4, 16, 64, 256], "precision": ["fp32"]},
-                {"batch": [1, 64], "precision": ["bf16", "fp16"]},
+                {"batch": [1, 64], "precision": ["bf16"]},
             ],
             quick={"batch": [1, 16], "precision": ["fp32"]},
             tags=("inference", "sequential", "batch-sweep"),

@@ -48,7 +48,7 @@ def register_workloads() -> list[Workload]:
                 "until out of memory, CPU by prediction within a RAM budget; times one step at it."
             ),
             setup=setup_max_batch,
-            params={"image_size": [112], "precision": ["fp32"], "cpu_memory_budget_gib": [8.0]},
+            params={"image_size": [112], "precision": ["fp32"], "cpu_memory_budget_gib": [4.0]},
             quick={"image_size": [32], "precision": ["fp32"], "cpu_memory_budget_gib": [0.25]},
             tags=("memory", "training"),
             timeout_s=900.0,
