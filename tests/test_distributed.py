@@ -202,7 +202,7 @@ def test_group_metrics_combine_by_the_rules_collectors_declare() -> None:
     metric without a rule keeps the largest rank's value."""
     plugins = load_plugins(())
     rules = distributed.merge_rules(registry.collectors(plugins))
-    assert rules["nvml.energy_j"] == "sum" and rules["nvml.throttle_reasons"] == "or"
+    assert rules["nvml.energy_j"] == "device_sum" and rules["nvml.throttle_reasons"] == "or"
     per_rank = [
         {"nvml.energy_j": 10.0, "memory.gpu_peak_allocated_bytes": 5,
          "nvml.throttle_reasons": 1, "mine.slowest_s": 2.0},
@@ -217,6 +217,20 @@ def test_group_metrics_combine_by_the_rules_collectors_declare() -> None:
         "mine.slowest_s": 2.0,
     }
     assert distributed.combine_metrics(per_rank)["nvml.energy_j"] == 12.0  # no rule: max
+
+
+def test_ranks_sharing_a_device_count_its_energy_once() -> None:
+    """Four gloo ranks on one machine read the same RAPL package counters: the group used that
+    machine's energy once, not four times; ranks on two machines add the machines up."""
+    rules = {"cpu.energy_j": "device_sum", "mine.steps": "sum"}
+    per_rank = [{"cpu.energy_j": 100.0 + rank, "mine.steps": 10} for rank in range(4)]
+    one_machine = [("node-a", "cpu")] * 4
+    two_machines = [("node-a", "cpu")] * 2 + [("node-b", "cpu")] * 2
+    assert distributed.combine_metrics(per_rank, rules, one_machine) == {
+        "cpu.energy_j": 103.0, "mine.steps": 40,
+    }  # fmt: skip
+    assert distributed.combine_metrics(per_rank, rules, two_machines)["cpu.energy_j"] == 204.0
+    assert distributed.combine_metrics(per_rank, rules)["cpu.energy_j"] == 406.0  # own devices
 
 
 def test_a_collector_with_an_unknown_merge_rule_is_refused() -> None:

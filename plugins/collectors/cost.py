@@ -35,7 +35,7 @@ def register_collectors() -> list[Collector]:
             name="cost",
             description="Price per device-hour from benchsite.toml (cost per result follows).",
             start=start_cost,
-            merge={"usd_per_hour": "sum"},  # the price of the group's devices together
+            merge={"usd_per_hour": "device_sum"},  # the price of the group's devices together
         )
     ]
 

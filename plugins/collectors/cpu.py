@@ -33,7 +33,7 @@ def register_collectors() -> list[Collector]:
             name="cpu",
             description="Process and system CPU utilization; CPU package energy from RAPL.",
             start=start_cpu,
-            merge={"energy_j": "sum"},
+            merge={"energy_j": "device_sum"},  # gloo ranks of one machine share its packages
         )
     ]
 

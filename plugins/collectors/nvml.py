@@ -35,11 +35,12 @@ def register_collectors() -> list[Collector]:
             name="nvml",
             description="GPU power, energy, utilization, SM clock, temperature and throttling.",
             start=start_nvml,
-            # over the ranks of a distributed case: the group's total, any rank's throttling
+            # over the ranks of a distributed case: the total of the group's GPUs, any rank's
+            # throttling
             merge={
-                "energy_j": "sum",
-                "power_mean_w": "sum",
-                "power_max_w": "sum",
+                "energy_j": "device_sum",
+                "power_mean_w": "device_sum",
+                "power_max_w": "device_sum",
                 "throttle_reasons": "or",
             },
         )

@@ -33,7 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -311,7 +311,8 @@ def gather(
         measured = outcome.measured
         assert measured is not None
         rules = {k: v for r in ranks for k, v in r.get("merge", {}).items()}
-        measured["metrics"] = combine_metrics([r["metrics"] for r in ranks], rules)
+        devices = [(r["rank"].get("host"), r["rank"]["device"]) for r in ranks]
+        measured["metrics"] = combine_metrics([r["metrics"] for r in ranks], rules, devices)
         return Outcome(Status.OK, measured=measured, notices=_notices(ranks), **base)
     if returncode is None:
         error = f"case timed out after {timeout_s:g} s; every process of the group was killed"
@@ -328,17 +329,41 @@ def _read_ranks(folder: Path, index: int) -> list[dict[str, Any]]:
 
 
 def combine_metrics(
-    per_rank: Sequence[dict[str, Any]], rules: Mapping[str, str] | None = None
+    per_rank: Sequence[dict[str, Any]],
+    rules: Mapping[str, str] | None = None,
+    devices: Sequence[Hashable] | None = None,
 ) -> dict[str, Any]:
     """One value per metric for the group, by the rule its collector declared
     (:attr:`benchsite.records.Collector.merge`, given here as ``{metric: rule}``): ``sum``,
-    ``or``, ``min``, or ``max`` (a metric named by no rule: a peak per device, the worst rank)."""
+    ``device_sum``, ``or``, ``min``, or ``max`` (a metric named by no rule: a peak per device,
+    the worst rank). ``devices`` names the device each rank measured on (host and device name;
+    by default every rank its own): ``device_sum`` counts a device several ranks share once."""
     rules = rules or {}
+    devices = list(devices) if devices is not None else list(range(len(per_rank)))
     combined: dict[str, Any] = {}
     for key in sorted({key for metrics in per_rank for key in metrics}):
-        values = [m[key] for m in per_rank if isinstance(m.get(key), int | float)]
-        combined[key] = _MERGE[rules.get(key, "max")](values) if values else None
+        rule = rules.get(key, "max")
+        values = [
+            (device, m[key])
+            for device, m in zip(devices, per_rank, strict=True)
+            if isinstance(m.get(key), int | float)
+        ]
+        if not values:
+            combined[key] = None
+        elif rule == "device_sum":
+            combined[key] = _sum_over_devices(values)
+        else:
+            combined[key] = _MERGE[rule]([value for _, value in values])
     return combined
+
+
+def _sum_over_devices(values: list[tuple[Hashable, int | float]]) -> int | float:
+    """The sum over devices of each device's largest value: the ranks of one device read the
+    same counters over nearly the same time."""
+    largest: dict[Hashable, int | float] = {}
+    for device, value in values:
+        largest[device] = max(value, largest.get(device, value))
+    return sum(largest.values())
 
 
 def merge_rules(collectors: Mapping[str, Any]) -> dict[str, str]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import socket
 import sys
 import time
 import traceback
@@ -113,7 +114,7 @@ def _measure_here(spec: dict[str, Any], rank: int, device: Any, state: WorkerSta
     import torch
 
     notices: list[str] = []
-    about = {"rank": rank, "device": device.name, "pid": os.getpid()}
+    about = {"rank": rank, "device": device.name, "host": socket.gethostname(), "pid": os.getpid()}
     workload = state.workloads[spec["workload"]].item
     try:
         case = workload.setup(device, spec["params"])

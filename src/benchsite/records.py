@@ -125,7 +125,7 @@ def expand_grid(grid: Grid) -> Iterator[dict[str, Any]]:
             yield dict(zip(keys, values, strict=True))
 
 
-MERGE_RULES = ("max", "sum", "min", "or")  # how a collector metric combines over ranks
+MERGE_RULES = ("max", "sum", "device_sum", "min", "or")  # how a collector metric combines over ranks
 
 
 class CollectorUnavailable(Exception):
@@ -143,9 +143,12 @@ class Collector:
     ``start`` when the collector cannot work on this machine.
 
     ``merge`` says how a metric of a distributed case combines over its ranks
-    (``{metric: rule}``, the metric without the collector's prefix): ``"sum"`` for a total of
-    the group (energy, power, price), ``"or"`` for bit flags, ``"min"``, or ``"max"`` — the
-    rule of every metric not named (a peak per device, the worst rank).
+    (``{metric: rule}``, the metric without the collector's prefix): ``"device_sum"`` for a
+    total over the group's devices (energy, power, a price per device) — ranks that share a
+    device, as gloo processes share a machine's CPU and read the same package counters, count
+    it once, with their largest reading; ``"sum"`` for a total over the ranks themselves;
+    ``"or"`` for bit flags, ``"min"``, or ``"max"`` — the rule of every metric not named (a
+    peak per device, the worst rank).
     """
 
     name: str
