@@ -1,78 +1,79 @@
-"""Runs over time: a known regression is found, noise is not, unlike runs are not compared."""
+"""Runs over time: a known regression is found, noise is not, a new fingerprint is said, and
+the history finding, the Runs pages and `benchsite compare` agree on every verdict."""
 
 from __future__ import annotations
 
 import random
 
-import numpy as np
 import pytest
 from analysis_frames import frame, row
-from benchsite.plugins.analyses.history import (
-    CaseRuns,
-    _test,
-    _test_all,
-    changes,
-    history_findings,
-    mann_whitney_u,
-    mann_whitney_u_many,
-)
+from benchsite.plugins.analyses.history import changes, history_findings
 
 from benchsite.tables import Tables
-
-
-def test_mann_whitney_matches_the_textbook_values():
-    u, p = mann_whitney_u([1, 2, 3, 4, 5], [6, 7, 8, 9, 10])
-    assert u == 0 and p == pytest.approx(0.01219, abs=1e-4)  # scipy, asymptotic, continuity
-    assert mann_whitney_u([1, 2, 3], [1, 2, 3])[1] == 1.0
-    assert mann_whitney_u([], [1.0]) [1] == 1.0
+from benchsite.tables.compare import compare as compare_sides
+from benchsite.tables.compare import regressions, side
 
 
 def test_known_regression_and_unchanged_case(tmp_path):
     rows = [row("matmul", "cpu", 1e-3, {"size": 256}, run=r) for r in (0, 1)]
     rows.append(row("matmul", "cpu", 1.2e-3, {"size": 256}, run=2))  # newest: 20% slower
     rows += [row("matmul", "cpu", 1e-3, {"size": 512}, run=r) for r in (0, 1, 2)]
-    results = frame(rows, tmp_path)
-    verdicts = {c.case: c for c in changes(Tables.of(results))}
-    assert verdicts["size 256"].verdict == "regression"
-    assert verdicts["size 256"].change == pytest.approx(0.2)
-    assert verdicts["size 256"].runs == 3
-    assert verdicts["size 512"].verdict == "unchanged"
-    found = history_findings(Tables.of(results))
+    tables = Tables.of(frame(rows, tmp_path))
+    (change,) = changes(tables)
+    assert change.case == "size 256" and change.verdict == "regression"
+    assert change.change == pytest.approx(0.2) and change.low > 0.05
+    assert len(change.history) == 3 and change.same_hardware
+    found = history_findings(tables)
     assert found[0].numbers == {"cases": 2, "regressions": 1, "improvements": 0}
     (regression,) = [f for f in found if f.id.startswith("history-regression")]
-    assert "20% slower" in regression.answer and len(regression.evidence) == 3
+    assert "20% slower than in the run before" in regression.answer
+    assert len(regression.evidence) == 3 and regression.strength == "strong"
 
 
-def test_small_change_below_the_minimum_effect_is_not_reported(tmp_path):
+def test_an_improvement_is_found_and_a_small_clear_change_is_not(tmp_path):
     rows = [row("matmul", "cpu", 1e-3, {"size": 256}, run=0),
-            row("matmul", "cpu", 1.02e-3, {"size": 256}, run=1)]
-    (change,) = changes(Tables.of(frame(rows, tmp_path)))
-    assert change.p_value < 0.01 and change.verdict == "unchanged"  # clear but only 2%
+            row("matmul", "cpu", 0.8e-3, {"size": 256}, run=1),  # 20% faster
+            row("matmul", "cpu", 1e-3, {"size": 512}, run=0),
+            row("matmul", "cpu", 1.02e-3, {"size": 512}, run=1)]  # clear, but only 2%
+    found = {c.case: c.verdict for c in changes(Tables.of(frame(rows, tmp_path)))}
+    assert found == {"size 256": "improvement"}
 
 
-def test_runs_with_different_fingerprints_are_not_compared(tmp_path):
+def test_noise_alone_is_no_change(tmp_path):
+    rng = random.Random(3)
+    rows = [row("mlp-train", "cpu", 1e-3, {"batch": b}, run=r,
+                samples=[rng.lognormvariate(-6.9, 0.05) for _ in range(41)])
+            for r in range(4) for b in (1, 4, 16, 64, 256)]  # fmt: skip
+    tables = Tables.of(frame(rows, tmp_path))
+    assert changes(tables) == []
+    assert history_findings(tables)[0].numbers["regressions"] == 0
+
+
+def test_a_change_that_comes_with_a_new_fingerprint_says_so(tmp_path):
     rows = [row("matmul", "cpu", 1e-3, {"size": 256}, run=0, fingerprint="old-driver"),
             row("matmul", "cpu", 2e-3, {"size": 256}, run=1, fingerprint="new-driver")]
-    assert changes(Tables.of(frame(rows, tmp_path))) == []
+    (change,) = changes(Tables.of(frame(rows, tmp_path)))
+    assert change.verdict == "regression" and not change.same_hardware
+    (finding,) = [f for f in history_findings(Tables.of(frame(rows, tmp_path))) if
+                  f.id.startswith("history-regression")]  # fmt: skip
+    assert "fingerprint changed" in finding.answer and finding.strength == "moderate"
 
 
-def test_many_comparisons_at_once_give_exactly_the_one_by_one_numbers():
-    rng = random.Random(4)
-    sides = [([round(rng.lognormvariate(0, 0.2), digits) for _ in range(rng.randint(1, 15))],
-              [round(rng.lognormvariate(0.02, 0.2), digits) for _ in range(rng.randint(1, 70))])
-             for digits in [1, 2, 6] * 300]  # fmt: skip
-    values = np.array([value for first, second in sides for value in first + second])
-    groups = np.repeat(np.arange(len(sides)), [len(a) + len(b) for a, b in sides])
-    first = np.array([i < len(a) for a, b in sides for i in range(len(a) + len(b))])
-    assert mann_whitney_u_many(values, groups, first) == [mann_whitney_u(a, b) for a, b in sides]
-
-    def case(runs: int) -> CaseRuns:
-        samples = [[round(rng.lognormvariate(0, 0.1), 3) for _ in range(rng.randint(1, 8))]
-                   for _ in range(runs)]  # fmt: skip
-        run_ids = [*sorted(rng.choices(["r1", "r2", "r3"], k=runs - 1)), "r4"]
-        n = len(run_ids)
-        return CaseRuns(run_ids, samples, [1.0] * n, ["row"] * n, ["h"] * n, ["cpu"] * n,
-                        ["CPU"] * n, ["w"] * n, [{}] * n)  # fmt: skip
-
-    cases = [case(rng.randint(2, 6)) for _ in range(500)]
-    assert _test_all(cases) == [_test(c) for c in cases]
+def test_history_runs_page_and_compare_share_one_verdict(tmp_path):
+    """One definition: the newest run's regressions are the same cases in the history finding,
+    in the Runs pages' counts (Tables.run_changes) and in `benchsite compare PREVIOUS NEWEST`."""
+    rng = random.Random(8)
+    rows = []
+    for size in (64, 128, 256, 512, 1024, 2048):
+        for run, factor in enumerate((1.0, 1.0, {256: 1.3, 1024: 1.06, 2048: 0.7}.get(size, 1.0))):
+            rows.append(row("matmul", "cpu", size * 1e-6 * factor, {"size": size}, run=run,
+                            samples=[size * 1e-6 * factor * rng.lognormvariate(0, 0.01)
+                                     for _ in range(31)]))  # fmt: skip
+    tables = Tables.of(frame(rows, tmp_path))
+    history = {c.case for c in changes(tables) if c.verdict == "regression"}
+    newest = tables.run_changes[tables.run_changes["newest"]]
+    (count,) = newest["regressions"]
+    both = compare_sides(side(tables.rows, "run-001"), side(tables.rows, "run-002"))
+    compared = {f"size {int(v):,}" for v in regressions(both, 0.05)["axis_value"]}
+    assert history == compared == {"size 256", "size 1,024"} and count == 2
+    assert {c.case for c in changes(tables) if c.verdict == "improvement"} == {"size 2,048"}

@@ -25,8 +25,9 @@ recomputes a number defined here.
   newest info, the best rate measured on each, and one row per run.
 - :mod:`benchsite.tables.compare`: two hosts, runs or device models case by case (NEW/BASE
   time with the speedups' block-bootstrap interval), regressions beyond a threshold, hosts
-  grouped by hardware fingerprint; :attr:`Tables.run_changes`: each run against its host's
-  previous run (significantly slower cases, regressions beyond 5%); :attr:`Tables.leaderboard`:
+  grouped by hardware fingerprint; :attr:`Tables.run_changes` and :attr:`Tables.case_changes`:
+  each run against its host's previous run (regressions and improvements beyond 5%, the one
+  definition the Runs pages and the history finding read); :attr:`Tables.leaderboard`:
   per workload, the fleet's device models ranked on its most widely measured case.
 - :attr:`Tables.small_hosts`: CPU-only hosts smaller than a GPU host beside them (a CI runner).
 - :attr:`Tables.byte_sized`: the workloads whose ``size`` counts bytes (shown as KiB, MiB, GiB).
@@ -53,7 +54,7 @@ __all__ = [
 
 EVERY_TABLE = (
     "current", "ok", "usable", "suspect", "speedups", "crossovers", "headline",
-    "suspect_headlines", "precision_gains", "devices", "peaks", "runs",
+    "suspect_headlines", "precision_gains", "devices", "peaks", "runs", "run_comparison",
 )  # fmt: skip
 
 
@@ -164,9 +165,21 @@ class Tables:
         return leaderboard.leaderboard(self.usable)
 
     @functools.cached_property
+    def run_comparison(self) -> compare.RunComparison:
+        """Each run against its host's previous run (:func:`compare.run_comparison`)."""
+        return compare.run_comparison(self.rows)
+
+    @property
     def run_changes(self) -> pd.DataFrame:
-        """Each run against its host's previous run (:func:`compare.run_changes`)."""
-        return compare.run_changes(self.rows)
+        """Per run: the cases it shares with its host's previous run, its regressions and
+        improvements (:class:`compare.RunComparison`)."""
+        return self.run_comparison.runs
+
+    @property
+    def case_changes(self) -> pd.DataFrame:
+        """The cases that moved beyond 5% between a run and its host's previous run, each with
+        its interval and verdict (:class:`compare.RunComparison`)."""
+        return self.run_comparison.cases
 
     def scaling(self, axis: str) -> pd.DataFrame:
         """:func:`benchsite.tables.curves.scaling` along ``axis``, computed once per axis."""

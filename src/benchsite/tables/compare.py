@@ -12,8 +12,11 @@ its 95% interval from the moving-block bootstrap of the stored samples that the 
 (:func:`benchsite.tables.speedups.ratio_intervals`; where a side stored no samples, the ratio
 of the stored medians bounded by their stored intervals). A difference is **significant**
 when the interval leaves out 1; ``change`` is then ``slower`` or ``faster``, else ``same``.
-A **regression** beyond a threshold (:func:`regressions`, ``--fail-on-regression 5%``) is a
-significantly slower case whose ratio exceeds 1 + threshold (asv's ``continuous`` rule).
+A **regression** beyond a threshold (:func:`verdicts`, ``--fail-on-regression 5%``) is a
+significantly slower case whose ratio exceeds 1 + threshold (asv's ``continuous`` rule), an
+**improvement** a significantly faster one whose ratio is below 1 − threshold. Between runs
+(:func:`run_comparison`: each run against the previous run of its host) the site uses 5%: the
+Runs pages, the history finding and the overview read these verdicts and no other.
 ``same_hardware`` says whether the two rows' devices share a hardware fingerprint.
 """
 
@@ -185,9 +188,19 @@ def _table(merged: pd.DataFrame, intervals: list[tuple[float, float, float]]) ->
     })  # fmt: skip
 
 
+def verdicts(table: pd.DataFrame, threshold: float) -> np.ndarray:
+    """``regression``, ``improvement`` or ``unchanged`` for each compared case: significantly
+    slower by more than ``threshold`` (0.05 for 5%), significantly faster by more than it, or
+    neither."""
+    ratio, change = table["ratio"].to_numpy(float), table["change"].to_numpy()
+    slower = (change == "slower") & (ratio > 1 + threshold)
+    faster = (change == "faster") & (ratio < 1 - threshold)
+    return np.where(slower, "regression", np.where(faster, "improvement", "unchanged"))
+
+
 def regressions(table: pd.DataFrame, threshold: float) -> pd.DataFrame:
     """The cases significantly slower by more than ``threshold`` (0.05 for 5%)."""
-    return table[(table["change"] == "slower") & (table["ratio"] > 1 + threshold)]
+    return table[verdicts(table, threshold) == "regression"]
 
 
 def parse_threshold(text: str) -> float:
@@ -249,24 +262,45 @@ RUNS_PER_HOST = 10
 
 def run_pairs(rows: pd.DataFrame, per_host: int = RUNS_PER_HOST) -> list[tuple[str, str]]:
     """(previous run, run) of each host's newest ``per_host`` runs, oldest first."""
+    return [(base, new) for _, base, new in _host_run_pairs(rows, per_host)]
+
+
+def _host_run_pairs(rows: pd.DataFrame, per_host: int = RUNS_PER_HOST) -> list[tuple[str, str, str]]:
+    """(host, previous run, run) of each host's newest ``per_host`` runs, oldest first."""
     ok = rows[rows["ok"].to_numpy(bool)]
     started = ok.groupby(["host", "run_id"], observed=True)["timestamp"].min().reset_index()
     pairs = []
-    for _, runs in started.sort_values("timestamp", kind="stable").groupby("host", sort=True):
+    for host, runs in started.sort_values("timestamp", kind="stable").groupby("host", sort=True):
         ids = [str(run) for run in runs["run_id"]][-per_host:]
-        pairs += list(itertools.pairwise(ids))
+        pairs += [(str(host), base, new) for base, new in itertools.pairwise(ids)]
     return pairs
 
 
-def run_changes(rows: pd.DataFrame, threshold: float = REGRESSION) -> pd.DataFrame:
-    """Each run against the previous run of its host (:func:`run_pairs`): the cases both
-    measured and the regressions beyond ``threshold``. One merge for every pair at once, and
-    intervals only for the cases whose medians moved by more than ``threshold`` (the only
-    possible regressions), so a store of many hosts and runs stays quick to build."""
-    columns = ["base_run", "run_id", "cases", "regressions"]
-    previous = {new: base for base, new in run_pairs(rows)}
+@dataclass(frozen=True)
+class RunComparison:
+    """Each run against the previous run of its host (:func:`run_pairs`).
+
+    ``runs``: one row per such run (``host``, ``base_run``, ``run_id``, the ``cases`` both
+    measured, its ``regressions`` and ``improvements``, and whether it is the host's
+    ``newest``). ``cases``: the :func:`compared` rows, with their
+    ``verdict`` (:func:`verdicts`), of every case whose median moved by more than the
+    threshold either way: the only ones that can be a regression or an improvement; a case not
+    listed is unchanged."""
+
+    runs: pd.DataFrame
+    cases: pd.DataFrame
+
+
+def run_comparison(rows: pd.DataFrame, threshold: float = REGRESSION) -> RunComparison:
+    """:class:`RunComparison` of prepared rows: one merge for every pair of runs at once, and
+    intervals only for the cases whose medians moved by more than ``threshold``, so a store of
+    many hosts and runs stays quick to build."""
+    columns = ["host", "base_run", "run_id", "cases", "regressions", "improvements", "newest"]
+    pairs = _host_run_pairs(rows)
+    previous = {new: base for _, base, new in pairs}
+    newest = {host: new for host, _, new in pairs}  # oldest first: the last pair of a host wins
     if not previous:
-        return pd.DataFrame(columns=columns)
+        return RunComparison(pd.DataFrame(columns=columns), pd.DataFrame(columns=[*COLUMNS, "verdict"]))
     ok = _ok(rows).sort_values("timestamp", kind="stable")
     ok = ok.drop_duplicates(["run_id", "device", "case_key"], keep="last")
     ok = ok.assign(match=match_keys(ok, by_device=True))
@@ -275,11 +309,18 @@ def run_changes(rows: pd.DataFrame, threshold: float = REGRESSION) -> pd.DataFra
     new = new.assign(pair=new["run_id"].astype(str).map(previous) + "\x1e" + new["match"])
     base = ok.assign(pair=runs + "\x1e" + ok["match"])
     both = new.merge(base, on="pair", suffixes=("", "_base"))
-    cases = both.groupby("run_id", observed=True).size()
-    slower = regressions(compared(both, slower_than=threshold), threshold)
-    counts = slower.groupby("run_new").size()
-    return pd.DataFrame(
-        [(base_run, run, int(cases.get(run, 0)), int(counts.get(run, 0)))
-         for run, base_run in previous.items()],
-        columns=columns,
+    moved = both["median_s"] / both["median_s_base"]
+    cases = compared(both[((moved > 1 + threshold) | (moved < 1 - threshold)).to_numpy(bool)])
+    cases = cases.assign(verdict=verdicts(cases, threshold))
+    counts = cases.groupby(["run_new", "verdict"]).size()
+    compared_cases = both.groupby("run_id", observed=True).size()
+    return RunComparison(
+        pd.DataFrame(
+            [(host, base_run, run, int(compared_cases.get(run, 0)),
+              int(counts.get((run, "regression"), 0)), int(counts.get((run, "improvement"), 0)),
+              newest[host] == run)
+             for host, base_run, run in pairs],
+            columns=columns,
+        ),
+        cases,
     )  # fmt: skip
