@@ -71,6 +71,46 @@ def test_a_misspelt_hook_is_named_with_the_right_one(tmp_path, capsys):
     assert cli(capsys, "plugins", "-p", bad, "--strict") == (2, "", f"error: {problem}\n")
 
 
+BAD_COLLECTORS = """
+@hookimpl
+def register_collectors():
+    return [Collector(name="avg", description="d", start=lambda device: dict,
+                      merge={"x": "average"})]
+"""
+
+
+def test_a_collector_problem_is_said_by_plugins_and_stops_a_strict_run(tmp_path, capsys):
+    """Collectors are used in the measuring worker, which says nothing: the problem is found
+    when the plugins are listed, and before a run measures anything."""
+    bad = plugin_file(tmp_path, BAD_COLLECTORS)
+    status, out, err = cli(capsys, "plugins", "-p", bad)
+    assert status == 0 and "register_collectors raised ValueError: collector avg: merge rule(s)" \
+        in err and "unknown; use one of max, sum, device_sum, min, or" in err  # fmt: skip
+    assert "problem: register_collectors raised" in out
+    status, _, err = cli(capsys, "run", "-p", bad, "--strict", "-w", "matmul",
+                         "--results", str(tmp_path / "r"))  # fmt: skip
+    assert status == 2 and err.startswith("error: plugin bad") and "merge rule" in err
+    assert not (tmp_path / "r").exists() or not list((tmp_path / "r").rglob("*.parquet"))
+
+
+def test_a_healthy_plugin_shows_no_problem(capsys):
+    status, out, _ = cli(capsys, "plugins", "workloads.matmul")
+    assert status == 0 and "problem: none" in out and "error" not in out
+
+
+ODD_ANALYSIS = """
+@hookimpl
+def register_analyses():
+    return [Analysis(name="odd", description="d", analyze=lambda table: [])]
+"""
+
+
+def test_an_analysis_naming_no_argument_benchsite_passes_gets_a_note(tmp_path, capsys):
+    status, _, err = cli(capsys, "plugins", "-p", plugin_file(tmp_path, ODD_ANALYSIS))
+    assert status == 0 and "analysis 'odd': analyze() takes 'table', which benchsite does " \
+        "not pass by name (results, tables, findings)" in err  # fmt: skip
+
+
 WORKLOAD = """
 def setup(device, params):
     return Case(run=lambda: None)

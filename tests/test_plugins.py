@@ -56,3 +56,27 @@ def test_module_name_given_on_the_command_line(benchsite_plugins, monkeypatch):
 def test_missing_plugin_file_is_one_clear_error(benchsite_plugins):
     with pytest.raises(PluginError, match="does not exist"):
         benchsite_plugins("no/such/plugin.py")
+
+
+def test_complete_row_fills_the_axis_a_run_would_store():
+    from benchsite.testing import complete_row
+
+    row = complete_row({"workload": "matmul", "params": {"size": 64}}, axis="size")
+    assert row["axis"] == "size" and row["axis_value"] == 64.0
+    assert complete_row({"workload": "w", "params": {"n": 1}}).get("axis") is None  # none given
+
+
+def test_an_error_inside_a_library_also_names_the_callers_line():
+    from benchsite.errors import describe_exception
+
+    def my_analysis():
+        import pandas as pd
+
+        return pd.DataFrame().ok
+
+    try:
+        my_analysis()
+    except AttributeError as exc:
+        text = describe_exception(exc)
+    assert text.startswith("AttributeError: 'DataFrame' object has no attribute 'ok' (")
+    assert text.endswith(f", from test_plugins.py:{my_analysis.__code__.co_firstlineno + 3})")

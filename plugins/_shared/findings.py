@@ -24,13 +24,15 @@ from benchsite.tables import (
     precision_of,  # noqa: F401 - re-exported: the tables define it
 )
 from benchsite.tables.speedups import without  # noqa: F401 - likewise
-from benchsite.units import (
+from benchsite.units import (  # noqa: F401 - short_answer: the analyses' import place
+    SHORT_BULLETS,
     faster_or_slower,
     format_bytes,
     format_percent,
     format_ratio,
     format_seconds,
     format_value,
+    short_answer,
 )
 
 ACCELERATOR_KINDS = ("cuda", "mps")
@@ -442,21 +444,6 @@ def transfers_sentence(table: pd.DataFrame) -> str:
 def rows_of(table: pd.DataFrame) -> list[str]:
     """The CPU and GPU row ids of a speedup table."""
     return list(table["cpu_row"]) + list(table["gpu_row"])
-
-
-SHORT_BULLETS = 8  # an answer shows this many bullets; the rest sit behind its "More"
-
-
-def short_answer(lead: str, bullets: Iterable[str], more: str = "") -> tuple[str, str]:
-    """(answer, explanation) of a FAQ or claim: one leading sentence and at most
-    :data:`SHORT_BULLETS` distinct bullets; the other bullets and ``more`` (how it was worked
-    out) go to the explanation, which pages show behind a "More" disclosure."""
-    lines = list(dict.fromkeys(line if line.startswith("- ") else f"- {line}"
-                               for line in bullets if line.strip()))
-    shown, rest = lines[:SHORT_BULLETS], lines[SHORT_BULLETS:]
-    answer = lead + ("\n\n" + "\n".join(shown) if shown else "")
-    extra = [*(["\n".join(rest)] if rest else []), *([more] if more else [])]
-    return answer, "\n\n".join(extra)
 
 
 def host_order(tables: Tables) -> dict[str, int]:

@@ -15,21 +15,20 @@ An analysis that raises is reported by name and skipped; the site still builds.
 from __future__ import annotations
 
 import dataclasses
-import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
 
-from benchsite import registry
+from benchsite import registry, validation
 from benchsite.errors import describe_exception
 from benchsite.plugin_manager import Plugins
 from benchsite.records import Finding
 from benchsite.specs import chart_spec
 from benchsite.tables import Tables
 
-ARGUMENTS = ("results", "tables", "findings")
+ARGUMENTS = validation.ANALYSIS_ARGUMENTS
 
 
 @dataclass
@@ -127,7 +126,7 @@ def run_analysis(
 def arguments_for(analyze: Callable[..., Any], given: dict[str, Any]) -> dict[str, Any]:
     """The keyword arguments ``analyze`` names among :data:`ARGUMENTS`; an analysis whose one
     parameter has another name gets the results (the original ``analyze(results)`` form)."""
-    names = _parameters(analyze)
+    names = validation.analysis_parameters(analyze)
     chosen = {name: given[name] for name in names if name in ARGUMENTS}
     if not chosen and names:
         return {names[0]: given["results"]}
@@ -135,16 +134,7 @@ def arguments_for(analyze: Callable[..., Any], given: dict[str, Any]) -> dict[st
 
 
 def _wants(analyze: Callable[..., Any], name: str) -> bool:
-    return name in _parameters(analyze)
-
-
-def _parameters(analyze: Callable[..., Any]) -> list[str]:
-    try:
-        parameters = inspect.signature(analyze).parameters.values()
-    except (TypeError, ValueError):  # a builtin or C callable: the original form
-        return ["results"]
-    return [p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
-            and (p.default is p.empty or p.name in ARGUMENTS)]
+    return name in validation.analysis_parameters(analyze)
 
 
 def _with_spec(finding: Finding) -> Finding:

@@ -30,7 +30,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from benchsite import compare_cli, listing, results_view, store
-from benchsite.errors import BenchsiteError, StoreWarning
+from benchsite.errors import BenchsiteError, PluginDeprecationWarning, StoreWarning
 from benchsite.multinode import nodes_option
 from benchsite.plugin_manager import load_plugins
 from benchsite.remote import locate
@@ -378,6 +378,7 @@ def main(args: list[str] | None = None) -> None:
     """Entry point: turn user errors into one line and exit status 2, Ctrl-C into exit 130."""
     signal.signal(signal.SIGINT, signal.default_int_handler)  # even if started with it ignored
     warnings.showwarning = _show_warning
+    warnings.simplefilter("default", PluginDeprecationWarning)  # once per plugin and place
     try:
         app(args=args)
     except BenchsiteError as exc:
@@ -391,6 +392,8 @@ def main(args: list[str] | None = None) -> None:
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
     if issubclass(category, StoreWarning):
         err_console.print(f"[yellow]warning:[/] {escape(str(message))}")
+    elif issubclass(category, PluginDeprecationWarning):
+        err_console.print(f"note: {escape(str(message))} ({Path(filename).name}:{lineno})")
     else:
         _default_show_warning(message, category, filename, lineno, file, line)
 

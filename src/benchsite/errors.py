@@ -7,6 +7,8 @@ bug in benchsite and keeps its traceback.
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class BenchsiteError(Exception):
     """Base class: a problem the user can fix, shown as one line."""
@@ -36,14 +38,53 @@ class SkipCase(Exception):
 
 
 def describe_exception(exc: BaseException) -> str:
-    """One line for an exception: its type, message and the innermost place it was raised."""
+    """One line for an exception: its type, message and the innermost place it was raised;
+    when that place is inside a library (pandas, Jinja, PyTorch, the standard library...), also
+    the innermost place outside one, where the caller's own code — a plugin's, most often —
+    called into it: ``AttributeError: ... (generic.py:6434, from my_analysis.py:12)``."""
     import traceback
-    from pathlib import Path
 
     frames = traceback.extract_tb(exc.__traceback__)
-    where = f" ({Path(frames[-1].filename).name}:{frames[-1].lineno})" if frames else ""
     message = " ".join(str(exc).split())
-    return f"{type(exc).__name__}: {message}{where}"
+    if not frames:
+        return f"{type(exc).__name__}: {message}"
+    where = _place(frames[-1])
+    if _in_library(frames[-1].filename):
+        own = [frame for frame in frames if not _in_library(frame.filename)]
+        if own:
+            where += f", from {_place(own[-1])}"
+    return f"{type(exc).__name__}: {message} ({where})"
+
+
+# code whose frames say where an error surfaced, not where the mistake is
+LIBRARIES = frozenset({
+    "pandas", "numpy", "jinja2", "markupsafe", "altair", "vl_convert", "torch", "pyarrow",
+    "pluggy", "typer", "click", "rich", "scipy", "fsspec",
+})  # fmt: skip
+
+
+def _place(frame: Any) -> str:
+    from pathlib import Path
+
+    return f"{Path(frame.filename).name}:{frame.lineno}"
+
+
+def _in_library(filename: str) -> bool:
+    import sysconfig
+    from pathlib import Path
+
+    path = Path(filename)
+    parts = path.parts
+    if "site-packages" in parts or "dist-packages" in parts:
+        index = max(i for i, part in enumerate(parts) if part in ("site-packages", "dist-packages"))
+        return index + 1 < len(parts) and parts[index + 1].split(".")[0] in LIBRARIES
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    return path.is_relative_to(stdlib) or filename.startswith("<frozen")
+
+
+class PluginDeprecationWarning(DeprecationWarning):
+    """A plugin uses a deprecated part of the plugin API; the CLI shows it as one ``note:`` line
+    (Python hides a plain :class:`DeprecationWarning` raised outside ``__main__``)."""
 
 
 class StoreWarning(UserWarning):

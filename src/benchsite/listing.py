@@ -64,14 +64,16 @@ def device_rows(plugins: Plugins) -> list[dict[str, Any]]:
 
 
 def plugin_rows(plugins: Plugins) -> list[dict[str, Any]]:
-    """Every plugin found: name, where from, version, hooks and the error that stopped it."""
+    """Every plugin found: name, where from, version, hooks and its problem, if it has one
+    (loading it, or any record it registers: every ``register_*`` hook is called here)."""
+    registry.register_all(plugins)
     return [
         {
             "name": info.name,
             "source": info.source,
             "version": info.version,
             "hooks": list(info.hooks),
-            "error": info.error,
+            "problem": info.error or "none",
         }
         for info in plugins.infos.values()
     ]
@@ -89,7 +91,8 @@ SUMMARY_COLUMNS = {
         row["name"],
         row["version"],
         row["source"],
-        f"error: {row['error']}" if row["error"] else ", ".join(row["hooks"]) or "no hooks",
+        f"problem: {row['problem']}" if row["problem"] != "none"
+        else ", ".join(row["hooks"]) or "no hooks",
     ],
 }
 

@@ -13,6 +13,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import InitVar, dataclass, field
 from typing import Any
 
+from benchsite.errors import PluginDeprecationWarning
+
 Params = Mapping[str, Any]
 Grid = Mapping[str, Sequence[Any]] | Sequence[Mapping[str, Sequence[Any]]]
 
@@ -243,7 +245,7 @@ def _deprecated(what: str) -> None:
     warnings.warn(
         f"{what} is deprecated and ignored (the build schedules its own work): remove the "
         "argument, the next release refuses it (CHANGELOG.md)",
-        DeprecationWarning,
+        PluginDeprecationWarning,
         stacklevel=4,  # the plugin's call: _deprecated, __post_init__, __init__, the plugin
     )
 

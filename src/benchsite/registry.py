@@ -90,7 +90,29 @@ def collectors(plugins: Plugins) -> dict[str, Registered[Collector]]:
 
 
 def analyses(plugins: Plugins) -> dict[str, Registered[Analysis]]:
-    return collect(plugins, "register_analyses", Analysis)
+    """The analyses by name; one whose ``analyze`` names none of the arguments benchsite passes
+    gets the results frame (the 0.1 form, ``analyze(results)``), and the author a note."""
+    found = collect(plugins, "register_analyses", Analysis)
+    for name, registered in found.items():
+        unknown = validation.unknown_analysis_arguments(registered.item.analyze)
+        if unknown:
+            plugins.note(
+                f"plugin {registered.plugin}: analysis {name!r}: analyze() takes "
+                f"{', '.join(map(repr, unknown))}, which benchsite does not pass by name "
+                f"({', '.join(validation.ANALYSIS_ARGUMENTS)}); it gets the results frame, as in "
+                f"0.1: name the parameter results, tables or findings"
+            )
+    return found
+
+
+def register_all(plugins: Plugins) -> None:
+    """Call every ``register_*`` hook once, so that each plugin's problems are reported now
+    (``benchsite plugins``) rather than in a worker process or halfway through a build."""
+    kinds = {registered.item.kind for registered in devices(plugins).values()}
+    workloads(plugins, kinds | validation.TORCH_DEVICE_KINDS)
+    collectors(plugins)
+    analyses(plugins)
+    pages(plugins)
 
 
 def pages(plugins: Plugins) -> dict[str, Registered[Page]]:

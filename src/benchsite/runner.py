@@ -130,6 +130,8 @@ def run_benchmarks(options: RunOptions, reporter: Reporter | None = None) -> Run
     config.check()  # a wrong benchsite.toml stops the run before anything is measured
     devices = select_devices(plugins, options.devices)  # hook: register_devices
     workloads = select_workloads(plugins, options.workloads)  # hook: register_workloads
+    registry.collectors(plugins)  # hook: register_collectors, here for its problems: the
+    # worker that uses the collectors is quiet (and with --strict a problem stops the run now)
     plan = plan_cases(workloads, devices, options.profile, options.nodes)
     run_id, done, retry = _run_to_continue(options, host, plan)
     todo = [planned for planned in plan if (planned.device.name, planned.case_key) not in done]

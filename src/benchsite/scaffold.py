@@ -35,6 +35,10 @@ test = ["pytest>=8"]
 [tool.setuptools.package-dir]
 "" = "src"
 
+# a page's own Jinja templates go in src/{module}/templates/: this ships them in the wheel
+[tool.setuptools.package-data]
+{module} = ["templates/*.html"]
+
 [tool.pytest.ini_options]
 testpaths = ["tests"]
 """

@@ -23,7 +23,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from benchsite import store
+from benchsite import registry, store
 from benchsite.plugin_manager import Plugins, load_plugins
 from benchsite.plugins.devices.cpu import HostClockTimer
 from benchsite.records import Device
@@ -81,12 +81,18 @@ ROW_DEFAULTS: dict[str, Any] = {
 }
 
 
-def complete_row(row: Mapping[str, Any]) -> dict[str, Any]:
+def complete_row(row: Mapping[str, Any], axis: str | None = None) -> dict[str, Any]:
     """A store row from the columns given (at least ``workload``; ``params`` as a dict), the
     rest filled in: the defaults above, a fresh ``row_id``, now as ``timestamp``, the case
-    key, and for an ``ok`` row with ``median_s`` its interval when none is given."""
+    key, ``axis`` (the workload's, given here) and ``axis_value`` as a run stores them, and
+    for an ``ok`` row with ``median_s`` its interval when none is given."""
     full = {**ROW_DEFAULTS, **row}
     params = full.setdefault("params", {})
+    if axis is not None and full.get("axis") is None and axis in params:
+        full["axis"] = axis
+        full.setdefault("axis_value", None)
+        if full["axis_value"] is None and isinstance(params[axis], int | float):
+            full["axis_value"] = float(params[axis])
     full.setdefault("row_id", uuid.uuid4().hex)
     full.setdefault("timestamp", datetime.now(UTC))
     full.setdefault("case_key", f"{full['workload']}?{json.dumps(params, sort_keys=True)}")
@@ -97,20 +103,30 @@ def complete_row(row: Mapping[str, Any]) -> dict[str, Any]:
     return full
 
 
+def _axes(plugin_specs: tuple[str, ...]) -> dict[str, str | None]:
+    """Each registered workload's axis (the built-ins' and those of ``plugin_specs``)."""
+    plugins = load_plugins(plugin_specs, quiet=True)
+    return {name: registered.item.axis for name, registered in registry.workloads(plugins).items()}
+
+
 @pytest.fixture
 def site_from_rows(tmp_path: Path) -> Callable[..., tuple[Path, Any]]:
     """Build a real site from the rows given, without running anything:
     ``site_from_rows([{"workload": "saxpy", "params": {"size": 1024}, "median_s": 1e-3}],
     plugins=("my_plugin.py",))`` writes them (completed by :func:`complete_row`) into a store
     in a temporary folder, builds the site with ``benchsite.site.build_site`` (keyword
-    arguments go to its ``BuildOptions``) and returns ``(site folder, BuildReport)``."""
+    arguments go to its ``BuildOptions``) and returns ``(site folder, BuildReport)``. A page or
+    an analysis that raises makes it raise :class:`benchsite.errors.BuildFailed` with the
+    reason (with ``keep_going=True`` the report's ``page_errors`` and ``analysis_errors`` hold
+    them instead)."""
 
     def build(rows: Iterable[Mapping[str, Any]], **options: Any) -> tuple[Path, Any]:
         from benchsite.site import BuildOptions, build_site
 
         results, out = tmp_path / "site-results", tmp_path / "site"
+        axes = _axes(tuple(options.get("plugins", ())))
         runs: dict[tuple[str, str], list[dict[str, Any]]] = {}
-        for row in map(complete_row, rows):
+        for row in (complete_row(row, axes.get(str(row["workload"]))) for row in rows):
             runs.setdefault((row["host"], row["run_id"]), []).append(row)
         for (host, run_id), run_rows in runs.items():
             store.write_rows(results, host, run_id, run_rows)

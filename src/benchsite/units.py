@@ -7,6 +7,7 @@ never ``-0%``, never ``1× faster``."""
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -207,3 +208,18 @@ def metric_words(name: str) -> str:
     words = " ".join(_METRIC_WORDS.get(token, token) for token in tokens[: -1 if unit else None])
     text = f"{words} ({unit})" if unit else words
     return f"{_METRIC_WORDS.get(collector, collector)}: {text}" if collector else text
+
+
+SHORT_BULLETS = 8  # an answer shows this many bullets; the rest sit behind its "More"
+
+
+def short_answer(lead: str, bullets: Iterable[str], more: str = "") -> tuple[str, str]:
+    """(answer, explanation) of a finding, FAQ or claim (``docs/writing.md``): one leading sentence and at most
+    :data:`SHORT_BULLETS` distinct bullets; the other bullets and ``more`` (how it was worked
+    out) go to the explanation, which pages show behind a "More" disclosure."""
+    lines = list(dict.fromkeys(line if line.startswith("- ") else f"- {line}"
+                               for line in bullets if line.strip()))
+    shown, rest = lines[:SHORT_BULLETS], lines[SHORT_BULLETS:]
+    answer = lead + ("\n\n" + "\n".join(shown) if shown else "")
+    extra = [*(["\n".join(rest)] if rest else []), *([more] if more else [])]
+    return answer, "\n\n".join(extra)

@@ -30,6 +30,7 @@ RESERVED_WORKLOAD_NAMES = frozenset({"index"})
 RESERVED_FOLDERS = ("assets/",)
 # the device kinds torch itself names, supported or not by a plugin on this machine
 TORCH_DEVICE_KINDS = frozenset({"cpu", "cuda", "mps", "xpu", "hpu", "mtia", "xla", "meta"})
+ANALYSIS_ARGUMENTS = ("results", "tables", "findings")  # what an analysis' analyze() may name
 NAME_RULE = "letters, digits, '-', '_', '.' or '+', starting with a letter or digit"
 
 
@@ -175,3 +176,23 @@ CHECKS: dict[type, Callable[..., list[str]]] = {
 }
 
 __all__ = ["grid_problems", "metric_problem", "problems"]
+
+
+def analysis_parameters(analyze: Callable[..., object]) -> list[str]:
+    """The parameters benchsite fills in a call of ``analyze``: those without a default, and
+    any of :data:`ANALYSIS_ARGUMENTS` (``["results"]`` for a callable without a signature)."""
+    import inspect
+
+    try:
+        parameters = inspect.signature(analyze).parameters.values()
+    except (TypeError, ValueError):  # a builtin or C callable: the original form
+        return ["results"]
+    return [p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+            and (p.default is p.empty or p.name in ANALYSIS_ARGUMENTS)]
+
+
+def unknown_analysis_arguments(analyze: Callable[..., object]) -> list[str]:
+    """The parameters of ``analyze`` that benchsite does not pass by name, when it names none
+    that it does (then the first gets the results frame, the 0.1 form)."""
+    names = analysis_parameters(analyze)
+    return [] if any(name in ANALYSIS_ARGUMENTS for name in names) else names
