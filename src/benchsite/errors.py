@@ -39,9 +39,10 @@ class SkipCase(Exception):
 
 def describe_exception(exc: BaseException) -> str:
     """One line for an exception: its type, message and the innermost place it was raised;
-    when that place is inside a library (pandas, Jinja, PyTorch, the standard library...), also
-    the innermost place outside one, where the caller's own code — a plugin's, most often —
-    called into it: ``AttributeError: ... (generic.py:6434, from my_analysis.py:12)``."""
+    when that place is inside a library (pandas, Jinja, PyTorch, the standard library...) or
+    benchsite's engine, also the innermost place outside them, where the caller's own code — a
+    plugin's, most often — called in: ``AttributeError: ... (generic.py:6434, from
+    my_analysis.py:12)``."""
     import traceback
 
     frames = traceback.extract_tb(exc.__traceback__)
@@ -49,8 +50,8 @@ def describe_exception(exc: BaseException) -> str:
     if not frames:
         return f"{type(exc).__name__}: {message}"
     where = _place(frames[-1])
-    if _in_library(frames[-1].filename):
-        own = [frame for frame in frames if not _in_library(frame.filename)]
+    if _not_the_callers(frames[-1].filename):
+        own = [frame for frame in frames if not _not_the_callers(frame.filename)]
         if own:
             where += f", from {_place(own[-1])}"
     return f"{type(exc).__name__}: {message} ({where})"
@@ -67,6 +68,16 @@ def _place(frame: Any) -> str:
     from pathlib import Path
 
     return f"{Path(frame.filename).name}:{frame.lineno}"
+
+
+def _not_the_callers(filename: str) -> bool:
+    """Whether ``filename`` is a library's or benchsite's engine (not its built-in plugins)."""
+    from pathlib import Path
+
+    path = Path(filename)
+    engine = Path(__file__).parent
+    in_engine = path.is_relative_to(engine) and not path.is_relative_to(engine / "plugins")
+    return in_engine or _in_library(filename)
 
 
 def _in_library(filename: str) -> bool:

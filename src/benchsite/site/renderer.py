@@ -24,7 +24,7 @@ from markupsafe import Markup
 
 from benchsite.analysis import Analysed
 from benchsite.records import Finding, RenderedPage, Workload
-from benchsite.site import assets
+from benchsite.site import assets, theme
 from benchsite.site.views import ChartView, EvidenceLink, FindingView, finding_view
 from benchsite.specs import ChartSpec, chart_spec
 from benchsite.tables import Tables
@@ -84,7 +84,7 @@ class Site:
     def render(self, template: str, path: str, context: Any, page: str = "") -> RenderedPage:
         """Render ``template`` with ``ctx=context`` into the file ``path`` of the site."""
         root = "../" * path.count("/")
-        html = self.env.get_template(template).render(
+        html = theme.get_template(self.env, template).render(
             ctx=context, site=self, root=root, path=path, active=page, nav=self.nav
         )
         return RenderedPage(path, html)

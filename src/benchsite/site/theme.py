@@ -50,6 +50,22 @@ def template_loader(
     return jinja2.ChoiceLoader([jinja2.FileSystemLoader(folders), default, prefixed])
 
 
+def get_template(env: jinja2.Environment, name: str) -> jinja2.Template:
+    """``env.get_template(name)``; a template not found says where it was looked for."""
+    try:
+        return env.get_template(name)
+    except jinja2.TemplateNotFound:
+        loaders = getattr(env.loader, "loaders", [])
+        folders = [path for loader in loaders for path in getattr(loader, "searchpath", [])]
+        where = f"neither in {', '.join(folders)} nor" if folders else "not"
+        raise jinja2.TemplateNotFound(
+            name,
+            f"template {name} is {where} in the default theme: a plugin's own templates go "
+            "in a templates/ folder beside its module, shipped as package data when installed "
+            "(docs/plugins.md)",
+        ) from None
+
+
 def make_environment(
     templates: Path | None = None, plugin_folders: Sequence[Path] = ()
 ) -> jinja2.Environment:
