@@ -90,7 +90,7 @@ def _in_library(filename: str) -> bool:
         index = max(i for i, part in enumerate(parts) if part in ("site-packages", "dist-packages"))
         return index + 1 < len(parts) and parts[index + 1].split(".")[0] in LIBRARIES
     stdlib = Path(sysconfig.get_paths()["stdlib"])
-    return path.is_relative_to(stdlib) or filename.startswith("<frozen")
+    return path.is_relative_to(stdlib) or filename.startswith("<")  # <frozen ...>, <string>
 
 
 class PluginDeprecationWarning(DeprecationWarning):
