@@ -143,7 +143,14 @@ def _facet(chart: alt.TopLevelMixin, frame: pd.DataFrame) -> alt.TopLevelMixin:
     """Split by ``variant`` (the parameters other than the axis) when there is more than one."""
     if frame["variant"].nunique() <= 1:
         return chart
-    return facet(chart, alt.Facet("variant:N", title=None), columns=FACET_COLUMNS)
+    # a panel's title reads as words: "image_size=224, precision=bf16" → "image size 224,
+    # precision bf16" (the data keeps the variant as stored, which links and tooltips use)
+    words = "replace(replace(datum.label, /_/g, ' '), /=/g, ' ')"
+    return facet(
+        chart,
+        alt.Facet("variant:N", title=None, header=alt.Header(labelExpr=words)),
+        columns=FACET_COLUMNS,
+    )
 
 
 def unvalidated(chart: Callable[P, R]) -> Callable[P, R]:
