@@ -67,6 +67,6 @@ def test_a_fleet_folds_its_hosts_by_hardware_and_a_few_hosts_stay_apart(tmp_path
         assert len(current) == 2 * 4 and (current["hosts"] == hosts // 2).all()
         for row in current.itertuples():  # the median host's own row, inside the hosts' range
             same = results[results["row_id"] == row.row_id].iloc[0]
-            assert same["median_s"] == row.median_s
+            assert same["median_s"] == row.median_s and same["host"] == row.median_host
             assert row.hosts_low_s <= row.median_s <= row.hosts_high_s
         assert len(tables.speedups) == 2 * 2  # per hardware and size, not per host

@@ -10,7 +10,8 @@ and CPU — fold into one row per (hardware, device, workload, case): the row of
 with its samples, its interval and its evidence link), with ``hosts`` (how many hosts of that
 hardware measured the case) and ``hosts_low_s`` / ``hosts_high_s`` (the fastest and the slowest
 host's median: the spread across hosts). Its ``host`` names the hardware and its host count,
-``Synthetic H200 + Synthetic Xeon (50 hosts)``; a hardware of one host keeps the host's name.
+``Synthetic H200 + Synthetic Xeon (50 hosts)`` (a hardware of one host keeps the host's name),
+and ``median_host`` the host that measured the row.
 
 Every table built on the current rows (speedups, crossovers, answers, scaling, effects, the
 leaderboard) then works per hardware, and every analysis and page with it. The hosts stay
@@ -54,6 +55,7 @@ def fold_hosts(current: pd.DataFrame, limit: int = FLEET_HOSTS) -> pd.DataFrame:
     chosen["hosts"] = measured[chosen.index].to_numpy()
     chosen["hosts_low_s"] = lows.reindex(keys).to_numpy()
     chosen["hosts_high_s"] = highs.reindex(keys).to_numpy()
+    chosen["median_host"] = chosen["host"]
     chosen["host"] = chosen["hardware"]
     chosen["series"] = _series(chosen)
     chosen = chosen.drop(columns=["hardware", "failed", "measured"])
