@@ -39,3 +39,34 @@ def test_every_page_of_a_many_host_store_stays_under_300_kb(tmp_path: Path) -> N
     assert largest[1] < LIMIT, largest
     workload = (out / "workloads" / "workload-00.html").read_text(encoding="utf-8")
     assert len(re.findall(r'<tr id="row-', workload)) == WORKLOAD_TABLE_ROWS  # the table is full
+
+
+def test_a_fleet_folds_its_hosts_by_hardware_and_a_few_hosts_stay_apart(tmp_path: Path) -> None:
+    """Above FLEET_HOSTS hosts, one current row per (hardware, device, case): the median
+    host's real row, with the host count and the hosts' fastest and slowest median; at
+    FLEET_HOSTS hosts or fewer, every host's row as it is (a real Parquet store each)."""
+    from benchsite import store
+    from benchsite.tables import Tables
+    from benchsite.tables.fold import FLEET_HOSTS
+
+    generator = synthetic()
+    for hosts in (FLEET_HOSTS, FLEET_HOSTS + 4):
+        shape = generator.Shape(hosts=hosts, runs=1, workloads=1, variants=1, sizes=(64, 128),
+                                models=2)
+        generator.write_store(tmp_path / str(hosts), shape)
+        results = store.read_results(tmp_path / str(hosts))
+        tables = Tables.of(results)
+        current = tables.current
+        if hosts <= FLEET_HOSTS:
+            assert len(current) == len(results) and current["host"].nunique() == hosts
+            continue
+        assert sorted(current["host"].unique()) == [
+            f"Synthetic CUDA + Synthetic CPU ({hosts // 2} hosts)",
+            f"Synthetic H200 + Synthetic Xeon ({hosts // 2} hosts)",
+        ]
+        assert len(current) == 2 * 4 and (current["hosts"] == hosts // 2).all()
+        for row in current.itertuples():  # the median host's own row, inside the hosts' range
+            same = results[results["row_id"] == row.row_id].iloc[0]
+            assert same["median_s"] == row.median_s and same["host"] == row.median_host
+            assert row.hosts_low_s <= row.median_s <= row.hosts_high_s
+        assert len(tables.speedups) == 2 * 2  # per hardware and size, not per host

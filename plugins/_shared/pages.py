@@ -138,10 +138,12 @@ def what_to_run(site: Site) -> str:
 
 
 def reproduce_commands(site: Site, workload: str) -> list[str]:
-    """The commands that re-measure ``workload``'s current rows, one per host's profile."""
+    """The commands that re-measure ``workload``'s current rows, one per host's profile (in a
+    fleet, per hardware: on the host of its median row, :mod:`benchsite.tables.fold`)."""
     rows = site.current[site.current["workload"] == workload]
+    host_column = "median_host" if "median_host" in rows else "host"
     commands = []
-    for (host, profile), group in rows.groupby(["host", "profile"], sort=True):
+    for (host, profile), group in rows.groupby([host_column, "profile"], sort=True):
         devices = " ".join(f"-d {shlex.quote(str(d))}" for d in sorted(set(group["device"])))
         commands.append(
             f"benchsite run -w {shlex.quote(workload)} {devices} --{profile} "

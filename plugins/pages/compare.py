@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # the site stack is imported when a site is built, not at sta
     from benchsite.site import Site
 
 MAX_PAIRS = 60
-MAX_CASES = 2000  # case lines embedded at most (~80 bytes each): the page stays small and quick
+MAX_CASES = 1500  # case lines embedded at most (~80 bytes each): the page stays small and quick
 MAX_SIDES_OF_A_KIND = 12  # every two of up to 12 hosts (66 pairs) or models
 SEPARATOR = "\x1f"
 

@@ -1,18 +1,21 @@
 """The Hardware page: every device of every host that ran a case (a device only planned — a
 ``cuda×8`` world skipped on a one-GPU host — is no hardware), what was captured about it, and
 its measured peaks: per workload, the best rate in the one unit that fits it (TFLOP/s where
-it declares FLOPs, else GB/s, else items/s)."""
+it declares FLOPs, else GB/s, else items/s). In a fleet (:mod:`benchsite.tables.fold`) the
+hosts of one hardware are one section: their names, one host's devices, the best peaks of
+them all."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from benchsite import Page, RenderedPage, hookimpl
+from benchsite.tables import fold
 from benchsite.units import SI_RATES, format_bytes, format_rate_in
 
 if TYPE_CHECKING:  # the site stack is imported when a site is built, not at start-up
@@ -46,8 +49,12 @@ class DeviceView:
 
 @dataclass(frozen=True)
 class HostView:
+    """A host and its devices; in a fleet, a hardware (``name``: its models and host count)
+    with its ``hosts``, its devices shown once and their best peaks over those hosts."""
+
     name: str
     devices: list[DeviceView]
+    hosts: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -69,17 +76,30 @@ def render(site: Site) -> list[RenderedPage]:
     ran_on = set(zip(ran["host"].astype(str), ran["device"].astype(str), strict=True))
     devices = devices[np.array([(str(h), str(d)) in ran_on for h, d in
                                 zip(devices["host"], devices["device"], strict=True)], dtype=bool)]
+    names = fold.hardware_names(devices) if devices["host"].nunique() > fold.FLEET_HOSTS else {}
+    hardware = devices["host"].astype(str).map(lambda host: names.get(host, host))
+    peaks = fitting(_by_hardware(peaks, names)) if names else peaks
     hosts = []
-    for host, group in devices.groupby("host", sort=True):
-        views = [_device(site, row, peaks) for row in group.itertuples()]
-        hosts.append(HostView(str(host), views))
+    for name, group in devices.groupby(hardware.to_numpy(object), sort=True):
+        members = sorted(set(group["host"].astype(str))) if names else []
+        shown = group[group["host"] == group["host"].iloc[0]]  # one host's devices, in a fleet
+        views = [_device(site, row, peaks, str(name)) for row in shown.itertuples()]
+        hosts.append(HostView(str(name), views, members if len(members) > 1 else []))
     return [site.render("hardware.html", "hardware.html", HardwareContext(hosts), "hardware")]
 
 
-def _device(site: Site, row: Any, peaks: pd.DataFrame) -> DeviceView:
+def _by_hardware(peaks: pd.DataFrame, names: dict[str, str]) -> pd.DataFrame:
+    """The peaks of a fleet's hosts as their hardware's (:func:`benchsite.tables.fold.
+    hardware_names`): each unit's best rate over the hosts of one hardware first."""
+    named = peaks.assign(host=peaks["host"].astype(str).map(lambda host: names.get(host, host)))
+    return named.sort_values(["host", "device", "unit", "rate"], ascending=[1, 1, 1, 0],
+                             kind="stable")  # fmt: skip
+
+
+def _device(site: Site, row: Any, peaks: pd.DataFrame, host: str) -> DeviceView:
     from benchsite.plugins._shared.findings import case_text
 
-    mine = peaks[(peaks["host"] == row.host) & (peaks["device"] == row.device)]
+    mine = peaks[(peaks["host"] == host) & (peaks["device"] == row.device)]
     return DeviceView(
         name=str(row.device),
         kind=str(row.device_kind),

@@ -45,10 +45,16 @@ class RunRow:
 
 @dataclass(frozen=True)
 class RunsContext:
-    """``runs.html``: every run in the store, per host, over time."""
+    """``runs.html``: every run in the store, per host, over time, newest first; a store of
+    more than :data:`RUNS_PER_PAGE` runs (a fleet) continues on numbered pages listed in
+    ``parts`` (label, path), the chart on the first."""
 
     runs: list[RunRow]
     chart: ChartView | None
+    parts: list[tuple[str, str]] = field(default_factory=list)
+
+
+RUNS_PER_PAGE = 200  # runs listed on one page of the runs table (~550 bytes each)
 
 
 @dataclass(frozen=True)
@@ -74,7 +80,7 @@ def render(site: Site) -> list[RenderedPage]:
     rows = {str(run.run_id): run_row(site, run, changes.get(str(run.run_id)))
             for run in table.itertuples()}  # fmt: skip
     chart = site.chart(charts.runs_chart(table), "Runs over time", describe.runs_text(table))
-    pages = [site.render("runs.html", "runs.html", RunsContext(list(rows.values()), chart), "runs")]
+    pages = runs_pages(site, list(rows.values()), chart)
     run_hrefs = {run_id: row.href for run_id, row in rows.items()}
     ordered = run_order(site.results)
     # one table for every row (made a column at a time, it costs per call, not only per row),
@@ -85,6 +91,18 @@ def render(site: Site) -> list[RenderedPage]:
         table = CaseTable([lines[at] for at in group])
         pages.extend(run_pages(site, rows[str(run_id)], table))
     return pages
+
+
+def runs_pages(site: Site, runs: list[RunRow], chart: ChartView) -> list[RenderedPage]:
+    """The runs table, :data:`RUNS_PER_PAGE` runs a page: ``runs.html``, ``runs-2.html``, …"""
+    starts = range(0, max(len(runs), 1), RUNS_PER_PAGE)
+    paths = ["runs.html", *(f"runs-{n + 1}.html" for n in range(1, len(starts)))]
+    parts = [(str(n + 1), path) for n, path in enumerate(paths)] if len(paths) > 1 else []
+    return [
+        site.render("runs.html", path, RunsContext(
+            runs[start : start + RUNS_PER_PAGE], chart if n == 0 else None, parts), "runs")
+        for n, (start, path) in enumerate(zip(starts, paths, strict=True))
+    ]  # fmt: skip
 
 
 def run_pages(site: Site, run: RunRow, table: CaseTable) -> list[RenderedPage]:

@@ -423,13 +423,37 @@ def read_table(root: Folder) -> pa.Table:
         return SCHEMA.empty_table()
     if not root.is_dir():
         raise StoreError(f"{root} is not a folder: pass --results a results store folder")
+    folders = run_folders(root)
+    whole = _read_at_once(folders)
+    if whole is not None:
+        return _unique_rows(whole)
     tables = [SCHEMA.empty_table()]
-    for folder in run_folders(root):
+    for folder in folders:
         table, bad = _read_run(folder)
         tables.append(table)
         for name, reason in bad.items():
             warnings.warn(StoreWarning(f"skipped {folder / name}: {reason}"), stacklevel=2)
     return _unique_rows(pa.concat_tables(tables))
+
+
+def _read_at_once(folders: list[Folder]) -> pa.Table | None:
+    """Every run's live parts read as one dataset, in the order of ``folders``: a run at a time
+    cost ~3 ms each, 3 s of a fleet's thousand runs. ``None`` (read them a run at a time, as
+    :func:`_read_run` does) where a run needs care: a part that cannot be read, rows that a
+    compaction superseded, or a part that vanished meanwhile (a compaction committing)."""
+    try:
+        scans = [(folder, scan_run(folder)) for folder in folders]
+    except _Vanished:
+        return None
+    if any(scan.bad or scan.rows for _, scan in scans):
+        return None
+    paths = [folder / name for folder, scan in scans for name in scan.live]
+    if not paths:
+        return SCHEMA.empty_table()
+    try:
+        return _dataset(paths).to_table()
+    except (pa.ArrowException, OSError):  # FileNotFoundError too
+        return None
 
 
 def _unique_rows(table: pa.Table) -> pa.Table:
@@ -448,7 +472,8 @@ def read_results(root: Folder) -> pd.DataFrame:
     text = [f.name for f in table.schema if pa.types.is_string(f.type)]  # the schema's texts
     frame = table.drop_columns(text).to_pandas()
     for name in text:  # each distinct text one str object, shared by its rows (~1 GB at 1M rows)
-        frame[name] = _shared_strings(table.column(name))
+        # a Series of dtype object: a bare object array would be inferred as pandas 3's ``str``
+        frame[name] = pd.Series(_shared_strings(table.column(name)), dtype=object)
     frame = frame[table.column_names]
     frame = frame.sort_values(["timestamp", "row_id"], kind="stable").reset_index(drop=True)
     del table  # and hand what Arrow's allocator kept of it back: ~1.7 GB at a million rows

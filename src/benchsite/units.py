@@ -33,9 +33,41 @@ def seconds_texts(values: np.ndarray) -> np.ndarray:
     size, left = np.abs(values), np.isfinite(values)
     for threshold, scale, unit in SECOND_UNITS:
         here = left & (size >= threshold)
-        out[here] = [f"{plain(value / scale)} {unit}" for value in values[here].tolist()]
+        out[here] = [f"{text} {unit}" for text in plain_texts(values[here] / scale)]
         left &= ~here
     return out
+
+
+def plain_texts(values: np.ndarray, digits: int = 3) -> list[str]:
+    """:func:`plain` of every value of a float array, each exponent found a column at a time
+    (a big store's case tables hold half a million numbers: ~2 µs each one by one)."""
+    values = np.asarray(values, dtype=float)
+    out = np.full(len(values), "0", dtype=object)
+    out[~np.isfinite(values)] = "–"
+    shown = np.flatnonzero(np.isfinite(values) & (np.abs(values) >= 1e-6))
+    kept = values[shown]
+    decimals = np.maximum(0, digits - 1 - _exponents(np.abs(kept)))
+    for places in np.unique(decimals).tolist():
+        at = decimals == places
+        texts = [f"{value:.{places}f}" for value in kept[at].tolist()]
+        if places:
+            texts = [text.rstrip("0").rstrip(".") for text in texts]
+        out[shown[at]] = [_no_minus_zero(text) for text in texts]
+    return out.tolist()
+
+
+def _exponents(sizes: np.ndarray) -> np.ndarray:
+    """``math.floor(math.log10(size))`` of every (positive) size: numpy's log10, with the values
+    next to a power of ten worked out by ``math`` (the two may differ in the last bit)."""
+    logs = np.log10(sizes)
+    exponents = np.floor(logs).astype(int)
+    near = np.flatnonzero(np.abs(logs - np.round(logs)) < 1e-9)
+    exponents[near] = [math.floor(math.log10(size)) for size in sizes[near].tolist()]
+    return exponents
+
+
+def _no_minus_zero(text: str) -> str:
+    return "0" if text == "-0" else text
 
 
 def format_number(value: float | None, unit: str = "") -> str:
@@ -45,10 +77,26 @@ def format_number(value: float | None, unit: str = "") -> str:
         return "–"
     if not unit:
         return format_count(value)
-    for prefix, scale in (("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
+    for prefix, scale in SI_PREFIXES:
         if abs(value) >= scale:
             return f"{plain(value / scale)} {prefix}{unit}"
     return f"{plain(value)} {unit}"
+
+
+SI_PREFIXES = (("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3))
+
+
+def number_texts(values: np.ndarray, unit: str) -> np.ndarray:
+    """:func:`format_number` of every value of a float array with a ``unit``, a prefix at a
+    time."""
+    out = np.full(len(values), "–", dtype=object)
+    size, left = np.abs(values), np.isfinite(values)
+    for prefix, scale in (*SI_PREFIXES, ("", 0.0)):
+        here = left & (size >= scale)
+        scaled = values[here] / scale if scale else values[here]
+        out[here] = [f"{text} {prefix}{unit}" for text in plain_texts(scaled)]
+        left &= ~here
+    return out
 
 
 def plain(value: float, digits: int = 3) -> str:
@@ -59,9 +107,9 @@ def plain(value: float, digits: int = 3) -> str:
     if value == 0 or abs(value) < 1e-6:
         return "0"
     decimals = max(0, digits - 1 - math.floor(math.log10(abs(value))))
-    text = f"{round(value, decimals):.{decimals}f}"
+    text = f"{value:.{decimals}f}"  # the same text as round(value, decimals) would give
     text = text.rstrip("0").rstrip(".") if "." in text else text
-    return "0" if text in ("-0", "0") else text
+    return _no_minus_zero(text)
 
 
 def format_count(value: float | None) -> str:
@@ -157,9 +205,9 @@ def rate_texts(tflops: np.ndarray, gbps: np.ndarray, items: np.ndarray) -> np.nd
     missing), a column at a time."""
     out = np.full(len(tflops), "", dtype=object)
     left = np.ones(len(tflops), dtype=bool)
-    for values, text in zip((tflops, gbps, items), RATE_TEXTS, strict=True):
+    for values, texts in zip((tflops, gbps, items), RATE_COLUMN_TEXTS, strict=True):
         here = left & np.isfinite(values)
-        out[here] = [text(value) for value in values[here].tolist()]
+        out[here] = texts(values[here])
         left &= ~here
     return out
 
@@ -169,6 +217,12 @@ RATE_TEXTS = (
     lambda value: format_number(value * 1e12, "FLOP/s"),
     lambda value: format_number(value * 1e9, "B/s"),
     lambda value: f"{format_count(value)} items/s",
+)
+# the same, of a float array of finite values at once (case tables: a rate a row)
+RATE_COLUMN_TEXTS = (
+    lambda values: number_texts(values * 1e12, "FLOP/s"),
+    lambda values: number_texts(values * 1e9, "B/s"),
+    lambda values: [f"{format_count(value)} items/s" for value in values.tolist()],
 )
 
 

@@ -23,7 +23,7 @@ from benchsite.records import Finding
 from benchsite.site.sanitize import markdown_html
 from benchsite.units import (
     RATE_COLUMNS,
-    RATE_TEXTS,
+    RATE_COLUMN_TEXTS,
     format_bytes,
     format_count,
     format_percent,
@@ -83,6 +83,17 @@ class CaseTable:
 
     def __len__(self) -> int:
         return len(self.rows)
+
+    @functools.cached_property
+    def measured(self) -> list[CaseRow]:
+        """The rows that ran (ok or failed), in order: the table."""
+        return [row for row in self.rows if row.status != "skipped"]
+
+    @functools.cached_property
+    def skipped(self) -> list[CaseRow]:
+        """The skipped rows, in order (shown apart, with the reason): selected here, once,
+        not by a template filter walking a big store's 100,000 rows."""
+        return [row for row in self.rows if row.status == "skipped"]
 
 
 @dataclass(frozen=True)
@@ -180,9 +191,9 @@ def _rates(frame: pd.DataFrame, shown: np.ndarray) -> list[tuple[str, ...]]:
     """Every throughput a row's case declared: TFLOP/s, GB/s, items/s, in that order."""
     columns = [_floats(frame[name]) for name in RATE_COLUMNS]
     texts = [np.where(np.isfinite(values) & shown, "", None) for values in columns]
-    for values, out, text in zip(columns, texts, RATE_TEXTS, strict=True):
+    for values, out, column_texts in zip(columns, texts, RATE_COLUMN_TEXTS, strict=True):
         at = np.flatnonzero(out == "")
-        out[at] = [text(value) for value in values[at].tolist()]
+        out[at] = column_texts(values[at])
     return [tuple(text for text in row if text) for row in zip(*texts, strict=True)]
 
 

@@ -9,7 +9,9 @@ recomputes a number defined here.
 - :attr:`Tables.rows`: every row, prepared (:func:`benchsite.tables.rows.prepare`): decoded
   ``p``/``m``/``dev`` dicts, ``variant``, ``series``, ``flags``, ``ok``, ``suspect``,
   ``reasons``.
-- :attr:`Tables.current`: the newest row of every (host, device, workload, case), any status.
+- :attr:`Tables.current`: the newest row of every (host, device, workload, case), any status;
+  in a fleet (more than :data:`~benchsite.tables.fold.FLEET_HOSTS` hosts) the hosts of one
+  hardware folded into one row per case, the median host's (:mod:`benchsite.tables.fold`).
 - :attr:`Tables.ok`: current rows that succeeded with a positive median (usable and suspect).
 - :attr:`Tables.usable`: ok and trustworthy: what may be headlined.
 - :attr:`Tables.suspect`: ok but flagged (:data:`SUSPECT_FLAGS`), with ``reasons``.
@@ -41,7 +43,9 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from benchsite.tables import answers, compare, curves, effects, inventory, leaderboard, speedups
+from benchsite.tables import (
+    answers, compare, curves, effects, fold, inventory, leaderboard, speedups,
+)  # fmt: skip
 from benchsite.tables.curves import SCALING_AXES, SUPERLINEAR
 from benchsite.tables.rows import SUSPECT_FLAGS, flag_tuple, prepare
 from benchsite.tables.speedups import precision_of, ratio_intervals
@@ -85,7 +89,7 @@ class Tables:
     def current(self) -> pd.DataFrame:
         from benchsite.tables.rows import current
 
-        return current(self.rows)
+        return fold.fold_hosts(current(self.rows))  # by hardware, in a fleet only
 
     @functools.cached_property
     def ok(self) -> pd.DataFrame:

@@ -51,8 +51,10 @@ def answers(speedups: pd.DataFrame, crossovers: pd.DataFrame,
         return pd.DataFrame(columns=COLUMNS)
     hosts = set(pairs["host"])
     pairs = pairs[~pairs["host"].isin(small)] if hosts - small else pairs
-    out = [_answer(group, crossovers)
-           for _, group in pairs.groupby(["host", "device", "workload"], sort=True)]
+    keys = ["host", "device", "workload"]
+    crossings = dict(iter(crossovers.groupby(keys, sort=False))) if len(crossovers) else {}
+    out = [_answer(group, crossings.get(key, crossovers.iloc[:0]))
+           for key, group in pairs.groupby(keys, sort=True)]
     table = pd.DataFrame(out, columns=COLUMNS)
     return table.sort_values(["workload", "host", "device"], kind="stable").reset_index(drop=True)
 
@@ -66,6 +68,7 @@ def default_variant(group: pd.DataFrame) -> str:
 
 
 def _answer(group: pd.DataFrame, crossovers: pd.DataFrame) -> dict[str, Any]:
+    """The answer of one (host, accelerator, workload)'s pairs; ``crossovers``: theirs."""
     variant = default_variant(group)
     mine = group[group["variant"] == variant].sort_values("axis_value", kind="stable")
     usable = mine[~mine["suspect"].astype(bool)]
@@ -87,14 +90,13 @@ def _answer(group: pd.DataFrame, crossovers: pd.DataFrame) -> dict[str, Any]:
 
 
 def _crossings(crossovers: pd.DataFrame, pair: Any) -> tuple[Any, Any]:
-    """The crossovers of ``pair``'s series without and with copies (``None`` where absent)."""
+    """The crossovers of ``pair``'s series without and with copies (``None`` where absent), among
+    those of its host, device and workload."""
     if crossovers.empty:
         return None, None
-    here = crossovers[(crossovers["host"] == pair.host) & (crossovers["device"] == pair.device)
-                      & (crossovers["workload"] == pair.workload)]
     key = without(pair.params, str(pair.axis), "include_transfer")
     found: dict[bool, Any] = {}
-    for c in here.itertuples():
+    for c in crossovers.itertuples():
         if without(c.case_params, "include_transfer") == key:
             found[bool(c.include_transfer)] = c
     return found.get(False), found.get(True)

@@ -23,7 +23,7 @@ Runs pages, the history finding and the overview read these verdicts and no othe
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -55,6 +55,16 @@ class Side:
     name: str
     kind: str
     rows: pd.DataFrame
+    _keyed: dict[bool, pd.DataFrame] = field(default_factory=dict, repr=False, compare=False)
+
+    def keyed(self, by_device: bool) -> pd.DataFrame:
+        """The rows with their ``match`` key (:func:`match_keys`), one row a key; made once
+        per side, which a page pairs with many others."""
+        if by_device not in self._keyed:
+            keys = match_keys(self.rows, by_device)
+            self._keyed[by_device] = self.rows.assign(match=keys).drop_duplicates(
+                "match", keep="last")
+        return self._keyed[by_device]
 
 
 def side(rows: pd.DataFrame, name: str) -> Side:
@@ -93,8 +103,14 @@ class Sides:
         ok = _ok(rows)
         self.hosts = dict(iter(ok.groupby(ok["host"].astype(str), sort=False)))
         self.runs = dict(iter(ok.groupby(ok["run_id"].astype(str), sort=False)))
+        self.made: dict[str, Side] = {}  # each side once: a host is in a pair with every other
 
     def __getitem__(self, name: str) -> Side:
+        if name not in self.made:
+            self.made[name] = self._side(name)
+        return self.made[name]
+
+    def _side(self, name: str) -> Side:
         if name in self.hosts:
             return Side(name, "host", current(self.hosts[name]))
         if name in self.runs:
@@ -145,13 +161,8 @@ def compared(merged: pd.DataFrame, slower_than: float | None = None) -> pd.DataF
 def matched(base: Side, new: Side) -> pd.DataFrame:
     """The two sides' rows of every case measured on both, merged (BASE's columns end in
     ``_base``)."""
-    keyed = [_keyed(s, by_device=base.kind != "model" and new.kind != "model") for s in (base, new)]
-    return keyed[1].merge(keyed[0], on="match", suffixes=("", "_base"))
-
-
-def _keyed(chosen: Side, by_device: bool) -> pd.DataFrame:
-    rows = chosen.rows
-    return rows.assign(match=match_keys(rows, by_device)).drop_duplicates("match", keep="last")
+    by_device = base.kind != "model" and new.kind != "model"
+    return new.keyed(by_device).merge(base.keyed(by_device), on="match", suffixes=("", "_base"))
 
 
 def match_keys(rows: pd.DataFrame, by_device: bool) -> np.ndarray:

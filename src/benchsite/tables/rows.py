@@ -121,8 +121,11 @@ def current(rows: pd.DataFrame) -> pd.DataFrame:
     """The newest row of every (host, device, workload, case): what the site calls current."""
     ordered = rows.sort_values("timestamp", kind="stable")
     return ordered.drop_duplicates(CASE_KEYS, keep="last").sort_values(
-        ["workload", "host", "device", "variant", "axis_value"], kind="stable"
+        CURRENT_ORDER, kind="stable"
     )
+
+
+CURRENT_ORDER = ["workload", "host", "device", "variant", "axis_value"]  # of current rows
 
 
 def best_rate(frame: pd.DataFrame) -> tuple[str, str] | None:
