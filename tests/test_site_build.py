@@ -89,6 +89,7 @@ def test_data_page_offers_every_row_as_parquet_and_csv(example_site):
     parquet = pd.read_parquet(site / "data/results.parquet")
     csv = pd.read_csv(site / "data/results.csv")
     assert sorted(parquet["row_id"]) == sorted(example["row_id"]) == sorted(csv["row_id"])
+    assert "samples_s" not in csv and "median_s" in csv  # the samples: in the Parquet file
     first = example[example["status"] == "ok"].iloc[0]
     stored = parquet.set_index("row_id").loc[first["row_id"]]
     assert list(stored["samples_s"]) == list(first["samples_s"])

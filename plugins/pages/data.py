@@ -21,6 +21,11 @@ if TYPE_CHECKING:  # the site stack is imported when a site is built, not at sta
     from benchsite.site import Site
 
 
+# the per-sample lists: in the Parquet file only. A spreadsheet has no use for them, and they
+# are most of a big store's CSV (a million rows: hundreds of MB, over GitHub Pages' 100 MB a file)
+SAMPLE_COLUMNS = ["samples_s", "device_samples_s"]
+
+
 @dataclass(frozen=True)
 class DataFile:
     name: str
@@ -46,7 +51,8 @@ def register_pages() -> list[Page]:
 def render(site: Site) -> list[RenderedPage]:
     frame = site.results.drop(columns=list(DERIVED_COLUMNS))
     table = pa.Table.from_pandas(_plain(frame), preserve_index=False)
-    parquet, csv = parquet_bytes(table), csv_bytes(table)
+    unsampled = table.drop_columns([name for name in SAMPLE_COLUMNS if name in table.column_names])
+    parquet, csv = parquet_bytes(table), csv_bytes(unsampled)
     files = [
         DataFile(
             "results.parquet",
@@ -58,7 +64,8 @@ def render(site: Site) -> list[RenderedPage]:
             "results.csv",
             "data/results.csv",
             format_bytes(len(csv)),
-            "The same rows as CSV; list and JSON columns are JSON text.",
+            "The same rows as CSV, with each row's statistics but not its timing samples "
+            "(those are in the Parquet file); list and JSON columns are JSON text.",
         ),
     ]
     context = DataContext(files, len(frame), list(frame.columns))
