@@ -58,7 +58,7 @@ def history_findings(tables: Tables) -> list[Finding]:
     newest = newest_runs(tables)
     if newest.empty:
         return []
-    found = changes(tables)
+    found = changes(tables, newest)
     rows = tables.rows
     compared = rows["ok"].to_numpy(bool) & rows["run_id"].astype(str).isin(newest["run_id"])
     evidence = rows.loc[compared, "row_id"]
@@ -71,11 +71,13 @@ def newest_runs(tables: Tables) -> pd.DataFrame:
     return runs[runs["newest"].to_numpy(bool)]
 
 
-def changes(tables: Tables) -> list[Change]:
-    """The regressions and improvements of each host's newest run, slowest first."""
-    newest = set(newest_runs(tables)["run_id"].astype(str))
+def changes(tables: Tables, newest: pd.DataFrame | None = None) -> list[Change]:
+    """The regressions and improvements of each host's newest run (``newest``: its
+    :func:`newest_runs`, worked out here when not given), slowest first."""
+    runs = newest_runs(tables) if newest is None else newest
     moved = tables.case_changes
-    moved = moved[moved["run_new"].isin(newest) & (moved["verdict"] != "unchanged")]
+    moved = moved[moved["run_new"].isin(set(runs["run_id"].astype(str)))
+                  & (moved["verdict"] != "unchanged")]  # fmt: skip
     if moved.empty:
         return []
     rows = tables.rows.set_index("row_id", drop=False)

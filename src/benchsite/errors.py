@@ -7,7 +7,9 @@ bug in benchsite and keeps its traceback.
 
 from __future__ import annotations
 
-from typing import Any
+import sysconfig
+import traceback
+from pathlib import Path
 
 
 class BenchsiteError(Exception):
@@ -43,17 +45,14 @@ def describe_exception(exc: BaseException) -> str:
     benchsite's engine, also the innermost place outside them, where the caller's own code — a
     plugin's, most often — called in: ``AttributeError: ... (generic.py:6434, from
     my_analysis.py:12)``."""
-    import traceback
-
     frames = traceback.extract_tb(exc.__traceback__)
     message = " ".join(str(exc).split())
     if not frames:
         return f"{type(exc).__name__}: {message}"
     where = _place(frames[-1])
-    if _not_the_callers(frames[-1].filename):
-        own = [frame for frame in frames if not _not_the_callers(frame.filename)]
-        if own:
-            where += f", from {_place(own[-1])}"
+    own = [frame for frame in frames if not _not_the_callers(frame.filename)]
+    if own and own[-1] is not frames[-1]:
+        where += f", from {_place(own[-1])}"
     return f"{type(exc).__name__}: {message} ({where})"
 
 
@@ -62,35 +61,27 @@ LIBRARIES = frozenset({
     "pandas", "numpy", "jinja2", "markupsafe", "altair", "vl_convert", "torch", "pyarrow",
     "pluggy", "typer", "click", "rich", "scipy", "fsspec",
 })  # fmt: skip
+ENGINE = Path(__file__).parent  # benchsite's own code; its built-in plugins/ are a plugin's
+STDLIB = Path(sysconfig.get_paths()["stdlib"])
+PACKAGE_FOLDERS = ("site-packages", "dist-packages")
 
 
-def _place(frame: Any) -> str:
-    from pathlib import Path
-
+def _place(frame: traceback.FrameSummary) -> str:
     return f"{Path(frame.filename).name}:{frame.lineno}"
 
 
 def _not_the_callers(filename: str) -> bool:
     """Whether ``filename`` is a library's or benchsite's engine (not its built-in plugins)."""
-    from pathlib import Path
-
     path = Path(filename)
-    engine = Path(__file__).parent
-    in_engine = path.is_relative_to(engine) and not path.is_relative_to(engine / "plugins")
-    return in_engine or _in_library(filename)
-
-
-def _in_library(filename: str) -> bool:
-    import sysconfig
-    from pathlib import Path
-
-    path = Path(filename)
-    parts = path.parts
-    if "site-packages" in parts or "dist-packages" in parts:
-        index = max(i for i, part in enumerate(parts) if part in ("site-packages", "dist-packages"))
-        return index + 1 < len(parts) and parts[index + 1].split(".")[0] in LIBRARIES
-    stdlib = Path(sysconfig.get_paths()["stdlib"])
-    return path.is_relative_to(stdlib) or filename.startswith("<")  # <frozen ...>, <string>
+    if filename.startswith("<"):  # <frozen ...>, a dataclass's generated <string>
+        return True
+    if path.is_relative_to(ENGINE):
+        return not path.is_relative_to(ENGINE / "plugins")
+    folders = [i for i, part in enumerate(path.parts) if part in PACKAGE_FOLDERS]
+    if folders:
+        top = path.parts[folders[-1] + 1 : folders[-1] + 2]
+        return bool(top) and top[0].split(".")[0] in LIBRARIES
+    return path.is_relative_to(STDLIB)
 
 
 class PluginDeprecationWarning(DeprecationWarning):

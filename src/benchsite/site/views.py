@@ -22,8 +22,8 @@ from benchsite import store
 from benchsite.records import Finding
 from benchsite.site.sanitize import markdown_html
 from benchsite.units import (
-    RATE_COLUMNS,
     RATE_COLUMN_TEXTS,
+    RATE_COLUMNS,
     format_bytes,
     format_count,
     format_percent,

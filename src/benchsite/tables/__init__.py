@@ -44,7 +44,14 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from benchsite.tables import (
-    answers, compare, curves, effects, fold, inventory, leaderboard, speedups,
+    answers,
+    compare,
+    curves,
+    effects,
+    fold,
+    inventory,
+    leaderboard,
+    speedups,
 )  # fmt: skip
 from benchsite.tables.curves import SCALING_AXES, SUPERLINEAR
 from benchsite.tables.rows import SUSPECT_FLAGS, flag_tuple, prepare

@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from benchsite.tables.rows import CURRENT_ORDER
+from benchsite.tables.rows import CURRENT_ORDER, series
 
 FLEET_HOSTS = 12  # more hosts than this make a fleet, folded by hardware (the charts' lines)
 CASE = ["device", "workload", "case_key"]
@@ -57,7 +57,7 @@ def fold_hosts(current: pd.DataFrame, limit: int = FLEET_HOSTS) -> pd.DataFrame:
     chosen["hosts_high_s"] = highs.reindex(keys).to_numpy()
     chosen["median_host"] = chosen["host"]
     chosen["host"] = chosen["hardware"]
-    chosen["series"] = _series(chosen)
+    chosen["series"] = series(chosen)  # named as prepare names a line: hardware · device
     chosen = chosen.drop(columns=["hardware", "failed", "measured"])
     return chosen.sort_values(CURRENT_ORDER, kind="stable")
 
@@ -68,9 +68,9 @@ def hardware_names(current: pd.DataFrame) -> dict[str, str]:
     one host is named by the host."""
     devices = current.drop_duplicates(["host", "device_kind", "device_model"])
     models = devices["device_model"].where(devices["device_model"].notna(), devices["device_kind"])
-    accelerator = (devices["device_kind"].astype(str) == "cpu").to_numpy()
+    is_cpu = (devices["device_kind"].astype(str) == "cpu").to_numpy()  # sorts accelerators first
     per_host: dict[str, set[tuple[bool, str]]] = {}
-    for host, cpu, model in zip(devices["host"], accelerator, models.astype(str), strict=True):
+    for host, cpu, model in zip(devices["host"], is_cpu, models.astype(str), strict=True):
         per_host.setdefault(str(host), set()).add((bool(cpu), model))
     prints = {host: " + ".join(model for _, model in sorted(found))
               for host, found in per_host.items()}  # fmt: skip
@@ -78,10 +78,3 @@ def hardware_names(current: pd.DataFrame) -> dict[str, str]:
     return {host: (f"{name} ({sharing[name]} hosts)" if sharing[name] > 1 else host)
             for host, name in prints.items()}  # fmt: skip
 
-
-def _series(frame: pd.DataFrame) -> pd.Series:
-    """As :func:`benchsite.tables.rows.prepare` names a line: hardware and device."""
-    grouped = (frame["axis"] == "world_size").to_numpy(bool)
-    devices = np.where(grouped, frame["device_kind"].astype(str), frame["device"].astype(str))
-    return pd.Series(frame["host"].astype(str).to_numpy(object) + " · " + devices.astype(object),
-                     index=frame.index, dtype=object)

@@ -46,7 +46,7 @@ def prepare(results: pd.DataFrame) -> pd.DataFrame:
     frame["variant"] = _per_distinct(
         list(zip(texts, axes, strict=True)), zip(frame["p"], axes, strict=True), variant_label
     )
-    frame["series"] = _series(frame)
+    frame["series"] = series(frame)
     frame["flags"] = _flags(frame)
     frame["ok"] = (frame["status"] == "ok") & (frame["median_s"].fillna(0) > 0)
     frame["reasons"] = [
@@ -64,7 +64,7 @@ def _decoded(frame: pd.DataFrame, column: str) -> pd.Series:
                                                 else {})
 
 
-def _series(frame: pd.DataFrame) -> pd.Series:
+def series(frame: pd.DataFrame) -> pd.Series:
     """Which host and device a row belongs to; along a world-size axis each point is another
     group of devices (cuda:0, cuda:0-1, …): one line per device kind, so a curve joins up."""
     several_hosts = frame["host"].nunique() > 1
