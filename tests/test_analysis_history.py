@@ -25,6 +25,7 @@ def test_known_regression_and_unchanged_case(tmp_path):
     assert len(change.history) == 3 and change.same_hardware
     found = history_findings(tables)
     assert found[0].numbers == {"cases": 2, "regressions": 1, "improvements": 0}
+    assert len(found[0].evidence) == 2  # the newest run's rows of the cases it counts
     (regression,) = [f for f in found if f.id.startswith("history-regression")]
     assert "20% slower than in the run before" in regression.answer
     assert len(regression.evidence) == 3 and regression.strength == "strong"

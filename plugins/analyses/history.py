@@ -19,7 +19,7 @@ from benchsite.plugins._shared.findings import case_text, device_label, finding,
 
 from benchsite import Analysis, Finding, hookimpl
 from benchsite.tables import Tables
-from benchsite.tables.compare import REGRESSION
+from benchsite.tables.compare import REGRESSION, match_keys
 
 CASE = ["host", "device", "case_key"]
 
@@ -59,10 +59,23 @@ def history_findings(tables: Tables) -> list[Finding]:
     if newest.empty:
         return []
     found = changes(tables, newest)
-    rows = tables.rows
-    compared = rows["ok"].to_numpy(bool) & rows["run_id"].astype(str).isin(newest["run_id"])
-    evidence = rows.loc[compared, "row_id"]
-    return [_summary(newest, found, evidence)] + [_change_finding(c) for c in found]
+    return [_summary(newest, found, compared_rows(tables, newest))] + [
+        _change_finding(c) for c in found
+    ]
+
+
+def compared_rows(tables: Tables, newest: pd.DataFrame) -> pd.Series:
+    """The row ids of the newest runs' cases that the run before measured too: the cases the
+    summary counts (matched as :func:`benchsite.tables.compare.match_keys` matches them)."""
+    rows = tables.rows[tables.rows["ok"].to_numpy(bool)]
+    runs = rows["run_id"].astype(str)
+    keys = pd.Series(match_keys(rows, by_device=True), index=rows.index)
+    new = runs.isin(newest["run_id"]).to_numpy()
+    before = dict(zip(newest["run_id"].astype(str), newest["base_run"].astype(str), strict=True))
+    base_keys = set(zip(runs[runs.isin(before.values())], keys[runs.isin(before.values())],
+                        strict=True))  # fmt: skip
+    matched = [(before[run], key) in base_keys for run, key in zip(runs[new], keys[new], strict=True)]
+    return rows.loc[new, "row_id"][matched]
 
 
 def newest_runs(tables: Tables) -> pd.DataFrame:
