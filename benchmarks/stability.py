@@ -9,6 +9,7 @@ ok rows that is, and the worst ten. The target on a fresh full run: unflagged mo
 
     python benchmarks/stability.py examples/h200/results
     python benchmarks/stability.py results --threshold 0.05
+    python benchmarks/stability.py examples/h200/results --host h200 --worst 40
 """
 
 from __future__ import annotations
@@ -26,9 +27,10 @@ def main() -> int:
     parser.add_argument("store", help="results folder (Parquet store)")
     parser.add_argument("--threshold", type=float, default=0.10, help="relative move (0.10)")
     parser.add_argument("--worst", type=int, default=10)
+    parser.add_argument("--host", help="only this host's rows")
     args = parser.parse_args()
     frame = store.read_results(args.store)
-    ok = frame[frame["status"] == "ok"].copy()
+    ok = frame[(frame["status"] == "ok") & frame["host"].eq(args.host or frame["host"])].copy()
     if ok.empty:
         print(f"{args.store}: no ok rows")
         return 1

@@ -26,6 +26,7 @@ from benchsite.plugins._shared.findings import (
 
 from benchsite import Analysis, Finding, hookimpl
 from benchsite.tables import Tables
+from benchsite.units import plural
 
 DDP, FSDP, PIPELINE, ALLREDUCE = "ddp-train", "fsdp-train", "pipeline-train", "allreduce"
 TRAINING = (DDP, FSDP, PIPELINE)
@@ -199,8 +200,10 @@ def scaling_findings(curves: pd.DataFrame) -> list[Finding]:
             f"{members(str(first.kind), top)} runs at "
             f"{percent(effs[top])} scaling efficiency ({mode} scaling): they do "
             f"{effs[top] * top:.2f}× the work of one per second.",
-            explanation="\n".join(f"- {n} devices: {percent(e)}" for n, e in sorted(effs.items()))
-            + "".join(f"\n- Suspect at {int(r.devices)} devices ({reasons_text(r.reasons)})."
+            explanation="\n".join(f"- {plural(n, 'device')}: {percent(e)}"
+                                   for n, e in sorted(effs.items()))
+            + "".join(f"\n- Suspect at {plural(int(r.devices), 'device')} "
+                      f"({reasons_text(r.reasons)})."
                       for r in points[points["suspect"].astype(bool)].itertuples()),
             numbers={"efficiency": effs, "scaling": mode, "device_kind": first.kind},
             evidence=[*points["row_id"], first.base_id], workload=workload,

@@ -178,9 +178,10 @@ def _speedup_text(row: Any) -> str:
 def _at_text(row: Any, size: Callable[[Any], str]) -> str:
     if row.axis is None or row.at_size != row.at_size:
         return ""
-    at = f"{row.axis} {size(row.at_size)}"
+    axis = str(row.axis).replace("_", " ")
+    at = f"{axis} {size(row.at_size)}"
     if row.speedup != row.speedup:
-        return f"flagged {', '.join(row.largest_reasons)} at every {row.axis} up to {size(row.largest)}"
+        return f"every {axis} measured flagged {', '.join(row.largest_reasons)} (up to {at})"
     if row.largest == row.largest:
         return f"{at} ({size(row.largest)} flagged {', '.join(row.largest_reasons)})"
     return at
