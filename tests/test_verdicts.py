@@ -148,3 +148,9 @@ def test_transfer_has_no_cpu_counterpart_by_design(analysed):
     said = by_design(rows[rows["workload"] == "transfer"])
     assert said is not None and said.startswith("No counterpart by design (no transfer on the CPU")
     assert by_design(rows[rows["workload"] == "matmul"]) is None
+
+
+def test_suspect_cases_of_a_byte_sized_workload_name_their_size_in_bytes(analysed):
+    copy = one(analysed, "speedup-h200-cuda-0-copy")
+    assert "- Suspect, not used above — size 16 MiB: " in copy.explanation
+    assert "million" not in copy.explanation and "65,536" not in copy.explanation

@@ -217,11 +217,12 @@ def faster(value: float) -> str:
     return faster_or_slower(value)
 
 
-def suspect_lines(pairs: pd.DataFrame) -> list[str]:
+def suspect_lines(pairs: pd.DataFrame, in_bytes: bool = False) -> list[str]:
     """One line per suspect pair of a speedup table (:attr:`benchsite.tables.Tables.speedups`):
-    its case, its speedup and why it is not headlined."""
+    its case (a ``size`` in bytes where ``in_bytes``), its speedup and why it is not
+    headlined."""
     return [
-        f"- Suspect, not used above — {case_text(row.params)}: "
+        f"- Suspect, not used above — {case_text(row.params, in_bytes=in_bytes)}: "
         f"{ratio_ci(row.speedup, row.low, row.high)} ({reasons_text(row.reasons)})."
         for row in pairs[pairs["suspect"]].itertuples()
     ]

@@ -92,7 +92,7 @@ def workload_speedup(group: pd.DataFrame, in_bytes: bool = False) -> Finding:
         f"- Worst case, {words(worst.params)}: "
         f"{ratio_ci(worst.speedup, worst.low, worst.high)}.",
         f"- Precision: {_precisions(group)} on both devices; {_transfers(group)}.",
-        *suspect_lines(group),
+        *suspect_lines(group, in_bytes),
     ]
     return finding(
         "speedup",
