@@ -1,8 +1,11 @@
 /* Draws every chart of the page: each spec sits in a <script type="application/json"> next to
-   its container; vegaEmbed comes from the site's one Vega bundle (a classic script, so that it
-   works from file:// too). Charts follow the reader's light or dark colour scheme. */
+   its container; vegaEmbed comes from the site's one Vega bundle, loaded only on a page that has
+   a chart (~0.9 MB of script that most pages, an evidence or a run page, never use), as a
+   classic script named by this script's data-vega attribute, so that it works from file://
+   too. Charts follow the reader's light or dark colour scheme. */
 (function () {
   "use strict";
+  var bundle = document.currentScript && document.currentScript.getAttribute("data-vega");
   var dark = window.matchMedia && window.matchMedia("(prefers-color-scheme: dark)").matches;
   var ink = dark ? "#d8dee9" : "#1f2933";
   var grid = dark ? "#3b4252" : "#e4e7eb";
@@ -105,22 +108,35 @@
       });
   }
 
-  if (typeof vegaEmbed !== "function") {
-    console.error("benchsite: the Vega bundle did not load; charts are shown as text only");
+  var charts = Array.prototype.slice.call(document.querySelectorAll("[data-chart]"));
+
+  function drawAll() {
+    if (typeof vegaEmbed !== "function") {
+      console.error("benchsite: the Vega bundle did not load; charts are shown as text only");
+      return;
+    }
+    charts.forEach(draw);
+    // a phone turned sideways, a window made narrower or wider: charts whose column changed
+    // width are drawn again
+    var resizing;
+    window.addEventListener("resize", function () {
+      clearTimeout(resizing);
+      resizing = setTimeout(function () {
+        charts.forEach(function (container) {
+          if (String(columnWidth(container)) !== container.getAttribute("data-layout")) draw(container);
+        });
+      }, 200);
+    });
+  }
+
+  if (!charts.length) return;
+  if (typeof vegaEmbed === "function" || !bundle) { // a theme that loads the bundle itself
+    drawAll();
     return;
   }
-  var charts = Array.prototype.slice.call(document.querySelectorAll("[data-chart]"));
-  charts.forEach(draw);
-
-  // a phone turned sideways, a window made narrower or wider: charts whose column changed
-  // width are drawn again
-  var resizing;
-  window.addEventListener("resize", function () {
-    clearTimeout(resizing);
-    resizing = setTimeout(function () {
-      charts.forEach(function (container) {
-        if (String(columnWidth(container)) !== container.getAttribute("data-layout")) draw(container);
-      });
-    }, 200);
-  });
+  var script = document.createElement("script");
+  script.src = bundle;
+  script.onload = drawAll;
+  script.onerror = drawAll; // says the bundle did not load
+  document.body.appendChild(script);
 })();

@@ -167,6 +167,21 @@ def test_every_page_works_served_under_a_sub_path(example_site, chromium, served
     context.close()
 
 
+def test_only_a_page_with_charts_loads_the_vega_bundle(example_site, chromium):
+    site, _ = example_site
+    page = chromium.new_page()
+    problems = watched(page)
+    for name, charted in (("methodology.html", False), ("runs.html", True)):
+        loaded: list[str] = []
+        page.on("request", lambda request, into=loaded: into.append(request.url))
+        load(page, (site / name).as_uri())
+        bundle = [url for url in loaded if "/assets/vega-" in url]
+        assert bool(bundle) is charted, (name, loaded)
+        assert page.evaluate("typeof vegaEmbed") == ("function" if charted else "undefined")
+    assert page.locator("[data-chart].rendered").count() >= 1 and not problems
+    page.close()
+
+
 def test_charts_fit_a_phone_screen(example_site, chromium):
     """At a phone's width the charts (made for a wide column) are laid out for the narrow one,
     panels one under another and legends below, instead of being drawn wide and cut off: each
