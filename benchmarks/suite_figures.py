@@ -1,7 +1,7 @@
 """The headline figures of a suite run, read from a results store: matmul bf16 TFLOP/s at 8192,
-copy GB/s at 1 GiB, pinned vs pageable transfer GB/s at the largest size measured, MLP and transformer training speedups
-(GPU over CPU, same parameters), the largest batch found on each device, statuses, and the
-run's wall time (first case start to last case end).
+copy GB/s at 1 GiB, pinned vs pageable transfer GB/s at the largest size measured, MLP and
+transformer training speedups (GPU over CPU, same parameters), the largest batch found on each
+device, statuses, and the run's wall time (first case start to last case end).
 
     python benchmarks/suite_figures.py results/          # newest run in the store
 """
