@@ -140,6 +140,14 @@ def wait_for_staging(site: Path, process: subprocess.Popen[str], extra: float = 
     time.sleep(extra)
 
 
+def wait_for_file(path: Path, process: subprocess.Popen[str]) -> None:
+    """Until ``path`` exists (a plugin writes it when the build reaches it)."""
+    deadline = time.monotonic() + 120
+    while not path.exists():
+        assert process.poll() is None and time.monotonic() < deadline, process.communicate()
+        time.sleep(0.02)
+
+
 SLOW = """
 import time
 from pathlib import Path
@@ -164,10 +172,7 @@ def test_ctrl_c_mid_build_publishes_nothing_and_stops_every_worker(
     plugin.write_text(SLOW)
     process = start("--results", small_store, "--out", good_site, "-p", plugin)
     wait_for_staging(good_site, process)
-    deadline = time.monotonic() + 120
-    while not plugin.with_suffix(".started").exists():  # mid-build: in the analyses
-        assert process.poll() is None and time.monotonic() < deadline, process.communicate()
-        time.sleep(0.02)
+    wait_for_file(plugin.with_suffix(".started"), process)  # mid-build: in the analyses
     assert leftovers(good_site) and process.poll() is None, "the build ended before Ctrl-C"
     os.killpg(process.pid, signal.SIGINT)  # as Ctrl-C in a terminal: the whole group
     stdout, stderr = process.communicate(timeout=60)
@@ -179,10 +184,15 @@ def test_ctrl_c_mid_build_publishes_nothing_and_stops_every_worker(
         os.killpg(process.pid, 0)
 
 
-def test_a_second_build_is_refused_and_a_dead_builds_lock_is_taken_over(small_store, good_site):
-    first = start("--results", small_store, "--out", good_site)
+def test_a_second_build_is_refused_and_a_dead_builds_lock_is_taken_over(
+    tmp_path, small_store, good_site
+):
+    plugin = tmp_path / "slow.py"
+    plugin.write_text(SLOW)  # the first build is still building whatever the machine's speed
+    first = start("--results", small_store, "--out", good_site, "-p", plugin)
     try:
         wait_for_staging(good_site, first)
+        wait_for_file(plugin.with_suffix(".started"), first)
         os.killpg(first.pid, signal.SIGSTOP)  # the first build holds the lock, mid-build
         second = build(small_store, good_site)
         assert second.returncode == 2
