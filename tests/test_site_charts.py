@@ -11,7 +11,14 @@ import pytest
 from benchsite.site import charts, describe
 from benchsite.tables import curves, inventory
 from benchsite.tables.rows import prepare
-from benchsite.units import format_rate_of, format_seconds, rate_texts, seconds_texts
+from benchsite.units import (
+    format_number,
+    format_rate_of,
+    format_seconds,
+    number_texts,
+    rate_texts,
+    seconds_texts,
+)
 
 
 def sweep(series: str, xs: list[float], medians: list[float], variant: str = "all") -> pd.DataFrame:
@@ -197,15 +204,20 @@ def test_a_finding_chart_of_one_line_has_no_legend_and_of_several_one_colour_eac
 
 def test_numbers_formatted_a_column_at_a_time_read_as_one_at_a_time():
     """Case tables format whole columns (units.seconds_texts, units.rate_texts); each text
-    must be what units.format_seconds / format_rate_of write for the value alone."""
+    must be what units.format_seconds / format_number write for the value alone."""
     seconds = [0.0, -2e-3, 1.0, 0.9995, 999.5e-6, 1e-6, 9.99e-7, 1.5e-12, 3600.0, math.nan,
                math.inf, -math.inf, 123.456e-9]  # fmt: skip
     expected = [format_seconds(value) for value in seconds]
     assert seconds_texts(np.array(seconds)).tolist() == expected
+    for value in [*seconds, 1.5e12, 999.5e6, 123.4, 2e15, -3e9, 0.5]:
+        expected = "–" if not math.isfinite(value) else format_number(value, "B/s")
+        assert number_texts(np.array([value]), "B/s").tolist() == [expected], value
     rates = [(1.5, 2.0, 3.0), (math.nan, 250.0, 7.0), (math.nan, math.nan, 12345.0),
              (math.nan, math.nan, math.nan), (0.0, math.nan, math.nan), (math.inf, 1.0, 1.0)]  # fmt: skip
     columns = [np.array(column) for column in zip(*rates, strict=True)]
-    assert rate_texts(*columns).tolist() == [format_rate_of(*rate) for rate in rates]
+    assert rate_texts(*columns).tolist() == [
+        "1.5 TFLOP/s", "250 GB/s", "12,345 items/s", "", "0 FLOP/s", "1 GB/s"]
+    assert format_rate_of(None, 250.0, 7) == "250 GB/s"  # a row's values, one at a time
 
 
 def test_a_fleet_of_hosts_is_drawn_as_one_line_per_device_with_the_hosts_spread_as_a_band():

@@ -19,7 +19,7 @@ from benchsite.plugins._shared.findings import case_text, device_label, finding,
 
 from benchsite import Analysis, Finding, hookimpl
 from benchsite.tables import Tables
-from benchsite.tables.compare import REGRESSION, match_keys
+from benchsite.tables.compare import REGRESSION
 
 CASE = ["host", "device", "case_key"]
 
@@ -66,16 +66,9 @@ def history_findings(tables: Tables) -> list[Finding]:
 
 def compared_rows(tables: Tables, newest: pd.DataFrame) -> pd.Series:
     """The row ids of the newest runs' cases that the run before measured too: the cases the
-    summary counts (matched as :func:`benchsite.tables.compare.match_keys` matches them)."""
-    rows = tables.rows[tables.rows["ok"].to_numpy(bool)]
-    runs = rows["run_id"].astype(str)
-    keys = pd.Series(match_keys(rows, by_device=True), index=rows.index)
-    new = runs.isin(newest["run_id"]).to_numpy()
-    before = dict(zip(newest["run_id"].astype(str), newest["base_run"].astype(str), strict=True))
-    base_keys = set(zip(runs[runs.isin(before.values())], keys[runs.isin(before.values())],
-                        strict=True))  # fmt: skip
-    matched = [(before[run], key) in base_keys for run, key in zip(runs[new], keys[new], strict=True)]
-    return rows.loc[new, "row_id"][matched]
+    summary counts (:attr:`benchsite.tables.compare.RunComparison.matched`)."""
+    matched = tables.run_comparison.matched
+    return matched.loc[matched["run_id"].isin(newest["run_id"].astype(str)), "row_id"]
 
 
 def newest_runs(tables: Tables) -> pd.DataFrame:

@@ -101,7 +101,7 @@ def chosen_pairs(rows: pd.DataFrame) -> list[tuple[str, str]]:
     ok = rows[rows["ok"].to_numpy(bool)]
     hosts = sorted(set(ok["host"].astype(str)))
     models = sorted(set(ok["device_model"].dropna().astype(str)) - set(hosts))
-    pairs = comparing.run_pairs(rows)[::-1]  # newest first
+    pairs = [(base, new) for _, base, new in comparing.run_pairs(rows)][::-1]  # newest first
     for names in (hosts, models):
         if len(names) <= MAX_SIDES_OF_A_KIND:
             pairs += list(itertools.combinations(names, 2))

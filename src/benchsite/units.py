@@ -193,11 +193,10 @@ def format_rate(row: Any) -> str:
 
 
 def format_rate_of(tflops: Any, gbps: Any, items: Any) -> str:
-    """:func:`format_rate` of a row's three throughput values."""
-    for value, text in zip((tflops, gbps, items), RATE_TEXTS, strict=True):
-        if _present(value):
-            return text(value)
-    return ""
+    """:func:`format_rate` of a row's three throughput values (:func:`rate_texts` of one row)."""
+    columns = (np.array([float(value) if _present(value) else math.nan])
+               for value in (tflops, gbps, items))  # fmt: skip
+    return str(rate_texts(*columns)[0])
 
 
 def rate_texts(tflops: np.ndarray, gbps: np.ndarray, items: np.ndarray) -> np.ndarray:
@@ -205,21 +204,16 @@ def rate_texts(tflops: np.ndarray, gbps: np.ndarray, items: np.ndarray) -> np.nd
     missing), a column at a time."""
     out = np.full(len(tflops), "", dtype=object)
     left = np.ones(len(tflops), dtype=bool)
-    for values, texts in zip((tflops, gbps, items), RATE_COLUMN_TEXTS, strict=True):
+    for values, texts in zip((tflops, gbps, items), RATE_TEXTS, strict=True):
         here = left & np.isfinite(values)
         out[here] = texts(values[here])
         left &= ~here
     return out
 
 
-# SI prefixes fitted to the value (``10.1 MFLOP/s``, never ``1.01e-05 TFLOP/s``)
+# each throughput's texts, of a float array of finite values at once, with SI prefixes fitted
+# to each value (``10.1 MFLOP/s``, never ``1.01e-05 TFLOP/s``)
 RATE_TEXTS = (
-    lambda value: format_number(value * 1e12, "FLOP/s"),
-    lambda value: format_number(value * 1e9, "B/s"),
-    lambda value: f"{format_count(value)} items/s",
-)
-# the same, of a float array of finite values at once (case tables: a rate a row)
-RATE_COLUMN_TEXTS = (
     lambda values: number_texts(values * 1e12, "FLOP/s"),
     lambda values: number_texts(values * 1e9, "B/s"),
     lambda values: [f"{format_count(value)} items/s" for value in values.tolist()],

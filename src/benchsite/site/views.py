@@ -22,8 +22,8 @@ from benchsite import store
 from benchsite.records import Finding
 from benchsite.site.sanitize import markdown_html
 from benchsite.units import (
-    RATE_COLUMN_TEXTS,
     RATE_COLUMNS,
+    RATE_TEXTS,
     format_bytes,
     format_count,
     format_percent,
@@ -191,7 +191,7 @@ def _rates(frame: pd.DataFrame, shown: np.ndarray) -> list[tuple[str, ...]]:
     """Every throughput a row's case declared: TFLOP/s, GB/s, items/s, in that order."""
     columns = [_floats(frame[name]) for name in RATE_COLUMNS]
     texts = [np.where(np.isfinite(values) & shown, "", None) for values in columns]
-    for values, out, column_texts in zip(columns, texts, RATE_COLUMN_TEXTS, strict=True):
+    for values, out, column_texts in zip(columns, texts, RATE_TEXTS, strict=True):
         at = np.flatnonzero(out == "")
         out[at] = column_texts(values[at])
     return [tuple(text for text in row if text) for row in zip(*texts, strict=True)]

@@ -271,12 +271,7 @@ REGRESSION = 0.05  # the site marks a run whose case got significantly slower by
 RUNS_PER_HOST = 10
 
 
-def run_pairs(rows: pd.DataFrame, per_host: int = RUNS_PER_HOST) -> list[tuple[str, str]]:
-    """(previous run, run) of each host's newest ``per_host`` runs, oldest first."""
-    return [(base, new) for _, base, new in _host_run_pairs(rows, per_host)]
-
-
-def _host_run_pairs(rows: pd.DataFrame, per_host: int = RUNS_PER_HOST) -> list[tuple[str, str, str]]:
+def run_pairs(rows: pd.DataFrame, per_host: int = RUNS_PER_HOST) -> list[tuple[str, str, str]]:
     """(host, previous run, run) of each host's newest ``per_host`` runs, oldest first."""
     ok = rows[rows["ok"].to_numpy(bool)]
     started = ok.groupby(["host", "run_id"], observed=True)["timestamp"].min().reset_index()
@@ -296,10 +291,12 @@ class RunComparison:
     ``newest``). ``cases``: the :func:`compared` rows, with their
     ``verdict`` (:func:`verdicts`), of every case whose median moved by more than the
     threshold either way: the only ones that can be a regression or an improvement; a case not
-    listed is unchanged."""
+    listed is unchanged. ``matched``: ``run_id`` and ``row_id`` of every row of such a run
+    whose case the run before measured too (what ``cases`` in ``runs`` counts)."""
 
     runs: pd.DataFrame
     cases: pd.DataFrame
+    matched: pd.DataFrame
 
 
 def run_comparison(rows: pd.DataFrame, threshold: float = REGRESSION) -> RunComparison:
@@ -307,11 +304,13 @@ def run_comparison(rows: pd.DataFrame, threshold: float = REGRESSION) -> RunComp
     intervals only for the cases whose medians moved by more than ``threshold``, so a store of
     many hosts and runs stays quick to build."""
     columns = ["host", "base_run", "run_id", "cases", "regressions", "improvements", "newest"]
-    pairs = _host_run_pairs(rows)
+    pairs = run_pairs(rows)
     previous = {new: base for _, base, new in pairs}
     newest = {host: new for host, _, new in pairs}  # oldest first: the last pair of a host wins
     if not previous:
-        return RunComparison(pd.DataFrame(columns=columns), pd.DataFrame(columns=[*COLUMNS, "verdict"]))
+        return RunComparison(pd.DataFrame(columns=columns),
+                             pd.DataFrame(columns=[*COLUMNS, "verdict"]),
+                             pd.DataFrame(columns=["run_id", "row_id"]))  # fmt: skip
     ok = _ok(rows).sort_values("timestamp", kind="stable")
     ok = ok.drop_duplicates(["run_id", "device", "case_key"], keep="last")
     ok = ok.assign(match=match_keys(ok, by_device=True))
@@ -334,4 +333,5 @@ def run_comparison(rows: pd.DataFrame, threshold: float = REGRESSION) -> RunComp
             columns=columns,
         ),
         cases,
+        both[["run_id", "row_id"]].astype(str),
     )  # fmt: skip

@@ -53,6 +53,8 @@ def _labels_text(text: Any) -> str:
     if not isinstance(text, str):
         return ""
     return ", ".join(f"{k}={v}" for k, v in sorted(json.loads(text).items()))
+
+
 def small_hosts(devices: pd.DataFrame) -> frozenset[str]:
     """Hosts whose findings stay off the home page and come last in answers: CPU-only hosts
     with fewer logical CPUs than the largest host, when another host measured an accelerator
