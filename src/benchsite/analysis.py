@@ -28,8 +28,6 @@ from benchsite.records import Finding
 from benchsite.specs import chart_spec
 from benchsite.tables import Tables
 
-ARGUMENTS = validation.ANALYSIS_ARGUMENTS
-
 
 @dataclass
 class Analysed:
@@ -124,10 +122,10 @@ def run_analysis(
 
 
 def arguments_for(analyze: Callable[..., Any], given: dict[str, Any]) -> dict[str, Any]:
-    """The keyword arguments ``analyze`` names among :data:`ARGUMENTS`; an analysis whose one
+    """The keyword arguments ``analyze`` names among :data:`benchsite.validation.ANALYSIS_ARGUMENTS`; an analysis whose one
     parameter has another name gets the results (the original ``analyze(results)`` form)."""
     names = validation.analysis_parameters(analyze)
-    chosen = {name: given[name] for name in names if name in ARGUMENTS}
+    chosen = {name: given[name] for name in names if name in validation.ANALYSIS_ARGUMENTS}
     if not chosen and names:
         return {names[0]: given["results"]}
     return chosen
