@@ -68,8 +68,8 @@ def test_energy_and_cost_compare_only_the_same_case_on_both_devices(analysed):
     # this H200 host's CPU has no energy counter (no RAPL in its VM) and no price is configured:
     # nothing to compare, and the answer says why rather than compare different cases
     copy = one(analysed, "energy-cost-h200-copy")
-    assert copy.answer.startswith("copy on h200, not compared: no case has an energy or cost "
-                                  "figure on both a CPU and an accelerator")
+    assert copy.answer.startswith("copy on h200, not compared (no case has an energy or cost "
+                                  "figure on both a CPU and an accelerator); each device alone")
     assert "(cpu): no energy counter" in copy.answer and "less per item" not in copy.answer
     assert copy.numbers["same_case"] is False
     params = analysed.tables.rows.set_index("row_id")["params_text"]
@@ -154,3 +154,11 @@ def test_suspect_cases_of_a_byte_sized_workload_name_their_size_in_bytes(analyse
     copy = one(analysed, "speedup-h200-cuda-0-copy")
     assert "- Suspect, not used above — size 16 MiB: " in copy.explanation
     assert "million" not in copy.explanation and "65,536" not in copy.explanation
+
+
+def test_a_scaling_finding_whose_largest_world_size_is_flagged_says_so_first(analysed):
+    flagged = one(analysed, "multi-gpu-h200-cpu-ddp-train-mlp-bf16-strong")
+    assert flagged.answer.startswith("Suspect: flagged at the largest world size (see More). ")
+    assert "- Suspect at 8 devices (flagged noisy)." in flagged.explanation
+    clean = one(analysed, "multi-gpu-h200-cpu-fsdp-train-transformer-bf16-strong")
+    assert clean.answer.startswith("On h200, FSDP training")

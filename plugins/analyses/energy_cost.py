@@ -147,8 +147,8 @@ def _finding(host: str, workload: str, group: pd.DataFrame, in_bytes: bool) -> F
     compared = not case.empty
     if case.empty:  # no case on a CPU and an accelerator both: each device's own, not compared
         case = group.sort_values("axis_value", na_position="first").groupby("label").tail(1)
-        lead = (f"{workload} on {host}, not compared: no case has an energy or cost figure on "
-                "both a CPU and an accelerator: ")
+        lead = (f"{workload} on {host}, not compared (no case has an energy or cost figure on "
+                "both a CPU and an accelerator); each device alone: ")
     else:
         words = case_text(case["params"].iloc[0], skip=["include_transfer"], in_bytes=in_bytes)
         lead = f"{with_case(workload, words)} on {host}, the same case on each device: "

@@ -193,10 +193,13 @@ def scaling_findings(curves: pd.DataFrame) -> list[Finding]:
         top = max(effs)
         mode = points["mode"].iloc[0]
         first = points.iloc[0]
+        suspect = points["suspect"].astype(bool)
+        flagged = ("Suspect: flagged at the largest world size (see More). "
+                   if suspect[points["devices"] == top].any() else "")  # fmt: skip
         out.append(finding(
             "multi-gpu", [first.host, first.kind, workload, series],
             f"{METHOD[workload]} scaling: {series}",
-            f"On {first.host}, {METHOD[workload]} training ({series}) on "
+            f"{flagged}On {first.host}, {METHOD[workload]} training ({series}) on "
             f"{members(str(first.kind), top)} runs at "
             f"{percent(effs[top])} scaling efficiency ({mode} scaling): they do "
             f"{effs[top] * top:.2f}× the work of one per second.",
@@ -204,7 +207,7 @@ def scaling_findings(curves: pd.DataFrame) -> list[Finding]:
                                    for n, e in sorted(effs.items()))
             + "".join(f"\n- Suspect at {plural(int(r.devices), 'device')} "
                       f"({reasons_text(r.reasons)})."
-                      for r in points[points["suspect"].astype(bool)].itertuples()),
+                      for r in points[suspect].itertuples()),
             numbers={"efficiency": effs, "scaling": mode, "device_kind": first.kind},
             evidence=[*points["row_id"], first.base_id], workload=workload,
             scope={"hosts": [first.host], "workloads": [workload]}, strength="moderate",
