@@ -8,12 +8,15 @@ would see. Where benchsite and the Timer differ, the one nearer the plain loop i
 trust, and each harness's spread over the rounds shows whether the difference is larger than
 the case's own drift.
 
-The comparison is paired: in every round benchsite and the Timer take their turns back to
-back (which goes first alternates), and the ratio reported is the median of the per-round
-ratios. A level that the machine holds for a few seconds — an H200 host's kernel-launch rate
-moves between ~15 and ~22 µs a call that way (docs/methodology.md) — then weighs on both
-turns of a pair alike; the median of each harness's own per-round medians, also printed, can
-land on either level and is not what the ratio compares."""
+The comparison is paired and bracketed: in every round the Timer takes a turn just before
+and just after benchsite's, and the round's ratio is benchsite's median over the geometric mean
+of the two Timer medians; the ratio reported is the median of the per-round ratios. A level
+that the machine holds for a few seconds — an H200 host's kernel-launch rate moves between ~15
+and ~27 µs a call that way (docs/methodology.md) — then weighs on both sides of a round alike,
+and a level that moves steadily during the round cancels, even when benchsite's turn runs
+longer than the Timer's (its drift test samples a drifting case again). The median of each
+harness's own per-round medians, also printed, can land on either level and is not what the
+ratio compares."""
 
 from __future__ import annotations
 
@@ -47,7 +50,8 @@ class Comparison:
 
     @property
     def ratios(self) -> list[float]:
-        """benchsite / Timer in each round (the two turns of a round back to back)."""
+        """benchsite / Timer in each round (the Timer's geometric mean of its two turns, just
+        before and just after benchsite's)."""
         pairs = zip(self.benchsite_rounds, self.torch_rounds, strict=True)
         return [ours / theirs for ours, theirs in pairs]
 
@@ -79,23 +83,22 @@ def compare(
     turn_s: float = 1.0,
 ) -> Comparison:
     """Time ``case`` with both harnesses and the plain loop in ``rounds`` rounds, each right
-    after the same warm-up: benchsite and the Timer back to back (alternating which goes
-    first), then the plain loop, so that load and clock drift hit the pair alike. The Timer
-    and the plain loop run for ``turn_s`` a turn; benchsite as ``settings`` say."""
+    after the same warm-up: a Timer turn, benchsite's turn, a second Timer turn (the bracket),
+    then the plain loop, so that load and clock drift hit both harnesses alike. The Timer and
+    the plain loop run for ``turn_s`` a turn; benchsite as ``settings`` say."""
     device.prepare()
     timer = torch_benchmark.Timer(
         stmt="run()", globals={"run": case.run}, num_threads=torch.get_num_threads()
     )
-    theirs, ours, plain = [], [], []
-    pair = [
-        lambda: theirs.append(timer.blocked_autorange(min_run_time=turn_s)),
-        lambda: ours.append(measure_case(case, device, settings)),
-    ]
-    for round_ in range(rounds):
+    brackets, ours, plain = [], [], []
+    for _ in range(rounds):
         keep_busy(case, device, seconds=min(0.3, turn_s / 2))
-        for turn in pair[round_ % 2 :] + pair[: round_ % 2]:
-            turn()
+        before = timer.blocked_autorange(min_run_time=turn_s)
+        ours.append(measure_case(case, device, settings))
+        after = timer.blocked_autorange(min_run_time=turn_s)
+        brackets.append((before, after))
         plain.append(plain_loop(case, device, seconds=turn_s))
+    theirs = [turn for pair in brackets for turn in pair]
     reference = min(theirs, key=lambda m: abs(m.median - median_of([t.median for t in theirs])))
     return Comparison(
         device.name,
@@ -106,7 +109,7 @@ def compare(
         reference.iqr / reference.median,
         median_of(plain),
         [found.summary.median_s for found in ours],
-        [m.median for m in theirs],
+        [math.sqrt(before.median * after.median) for before, after in brackets],
         [found.passes for found in ours],
     )
 

@@ -4,13 +4,13 @@ In one process, on every device of this machine, times the suite's own cases wit
 harnesses: a small and a large matmul, an MLP training step, a transformer inference step and
 host→device copies, and on a GPU the small, launch-bound cases where the harnesses disagreed
 before (matmul n=64 and 256 in fp32 and bf16, a 64 KiB pinned copy), each set up by the
-registered workload exactly as `benchsite run` does. Each harness, and a plain synchronized
-loop that arbitrates, gets ``--rounds`` turns of about ``--turn`` seconds; benchsite and the
-Timer take theirs back to back (benchsite with the full profile's estimator, 2% target and
-drift test, over ``--turn`` seconds of sampling rather than the profile's 1 s, so that a pair
-of turns sits within one level of a host whose launch rate moves every few seconds). Prints
-each harness's median of its per-round medians and the median of the per-round ratios
-(``_compare.py`` says why paired); every ratio should lie within 0.95–1.05. Run it on a quiet
+registered workload exactly as `benchsite run` does. In each of ``--rounds`` rounds the Timer
+takes a turn of about ``--turn`` seconds just before and just after benchsite's (benchsite with
+the full profile's estimator, 2% target and drift test, over ``--turn`` seconds of sampling
+rather than the profile's 1 s, so that a round sits within one level of a host whose launch
+rate moves every few seconds), then a plain synchronized loop that arbitrates takes one.
+Prints each harness's median of its per-round medians and the median of the per-round ratios
+(``_compare.py`` says why paired and bracketed); every ratio should lie within 0.95–1.05. Run it on a quiet
 machine: other load moves the harnesses, but not alike.
 
     python benchmarks/crosscheck.py
@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 import torch
@@ -70,18 +69,6 @@ SMALL_GPU_CASES = [  # launch-bound: where a drifting host moved benchsite's num
         {"size": 64 * 2**10, "pinned": True, "direction": "h2d"},
     ),
 ]
-# An experiment, not a harness default: the one case that missed in every paired run so far,
-# a 1.4 ms host-bound training step, with benchsite's blocks 0.2 s long instead of 20 ms. The
-# Timer times blocks of 100-1000 calls; a block of 14 calls pays the GPU's drain (the work still
-# queued when the host has launched the last call, up to one call's device time) once per 14
-# calls, up to ~7%. If that is the cause, this row agrees where the default row does not.
-LONG_BLOCKS = {"min_sample_s": 0.2}
-GPU_EXPERIMENTS = [
-    ("mlp-train fp32 b=256, 0.2 s blocks", "mlp-train", {"batch": 256, "precision": "fp32"},
-     LONG_BLOCKS),
-]
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", action="append", help="only these devices (repeatable)")
@@ -94,16 +81,14 @@ def main() -> None:
         if args.device and device.name not in args.device:
             continue
         small = SMALL_GPU_CASES if device.kind == "cuda" else []
-        experiments = GPU_EXPERIMENTS if device.kind == "cuda" else []
-        cases = [(*case, {}) for case in CASES[:1] + small + CASES[1:]] + experiments
-        for name, workload, wanted, overrides in cases:
+        for name, workload, wanted in CASES[:1] + small + CASES[1:]:
             try:
                 case = workload_case(device, workload, wanted)
             except SkipCase as reason:
                 print(f"{device.name}: {name} skipped ({reason})")
                 continue
             rows.append(
-                compare(device, name, case, replace(settings, **overrides), args.rounds, args.turn)
+                compare(device, name, case, settings, args.rounds, args.turn)
             )
             print(f"{device.name}: {name} done", flush=True)
             if case.teardown:
