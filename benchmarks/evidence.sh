@@ -4,10 +4,11 @@
 # (3 unless told) of benchmarks/crosscheck.py on the first GPU. Everything goes to OUT_DIR:
 #   results/ (the store), run.log (with each workload's wall time at the end), stability.txt,
 #   suite_figures.txt, crosscheck-1.txt .. crosscheck-N.txt
-# Run it on a quiet machine (nothing else on the GPU or the cores). On one H200 (2026-12-01)
-# the suite took 17.9 min and each crosscheck run 3.1 min: all of it is ~28 min, more than one
-# 30-minute device session holds once the machine's start is counted; pass CROSSCHECKS=0 or 1
-# there and run `python3 benchmarks/crosscheck.py --device cuda:0` in another session.
+# Run it on a quiet machine (nothing else on the GPU or the cores). On one H200 the suite took
+# 17.9 min (2026-12-01) and 15.0 min (2026-12-02), each crosscheck run 3.1-3.3 min: all of it
+# is 25-28 min, about what one 30-minute device session holds once the machine's start is
+# counted; pass CROSSCHECKS=1 there if time is short and run `python3 benchmarks/crosscheck.py
+# --device cuda:0` in another session.
 #
 #   bash benchmarks/evidence.sh OUT_DIR [HOST_NAME] [CROSSCHECKS]
 set -u -o pipefail
