@@ -303,10 +303,10 @@ def test_results_picks_any_run_formats_like_the_site_and_exports(tmp_path, capsy
     csv = (tmp_path / "r.csv").read_text().splitlines()
     assert csv[0].startswith("run_id,host,timestamp,workload,params,device,status,median_s")
     status, out, _ = cli(
-        capsys, *args, "--run", "20261201T223604Z", "--json", str(tmp_path / "r.json")
+        capsys, *args, "--run", "20261202T004043Z", "--json", str(tmp_path / "r.json")
     )
     rows = json.loads((tmp_path / "r.json").read_text())
-    assert status == 0 and {row["run_id"] for row in rows} == {"20261201T223604Z-4a2488"}
+    assert status == 0 and {row["run_id"] for row in rows} == {"20261202T004043Z-b8717f"}
     status, _, err = cli(capsys, *args, "--run", "1999")
     assert status == 2 and err.startswith("error: no run matching '1999' in ")
 
