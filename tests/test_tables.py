@@ -108,3 +108,16 @@ def test_an_analysis_that_names_a_group_is_warned_and_still_runs(tmp_path):
         assert run_analysis(item, analysed, []) == ([], None)
     assert any(issubclass(w.category, DeprecationWarning) and "group" in str(w.message)
                for w in caught)
+
+
+def test_an_answer_passes_over_a_flagged_largest_size_and_stands_on_no_flagged_one(tmp_path):
+    rows = [row("mlp-train", device, median, {"batch": batch})
+            for batch in (16, 256, 4096)
+            for device, median in (("cpu", 1e-5 * batch), ("cuda:0", 1e-3))]
+    gpu = {r["params"]["batch"]: r["row_id"] for r in rows if r["device"] == "cuda:0"}
+    results = frame(rows, tmp_path)
+    (answer,) = Tables.of(_flagged(results, {gpu[4096]}, "noisy")).answers.itertuples()
+    assert (answer.at_size, answer.largest, answer.largest_reasons) == (256.0, 4096.0, ("noisy",))
+    assert answer.speedup == pytest.approx(2.56, rel=0.05)
+    (answer,) = Tables.of(_flagged(results, set(gpu.values()), "noisy")).answers.itertuples()
+    assert answer.largest_reasons == ("noisy",) and np.isnan(answer.speedup)  # none stands

@@ -124,15 +124,15 @@ def test_the_overview_answers_with_each_workloads_plain_variant(analysed):
     cnn = answers.loc["cnn-train"]
     assert (cnn.variant, cnn.at_size, round(cnn.speedup, 1)) == ("image_size=224, precision=fp32",
                                                                   128.0, 57.5)
-    stand_ins = answers[~answers["plain"].astype(bool)]  # measured in bf16 alone: its name says so
-    assert sorted(stand_ins.index) == ["ddp-train", "fsdp-train", "pipeline-train"]
-    assert all("precision=bf16" in variant for variant in stand_ins["variant"])
+    # the distributed workloads train a ~0.9 B-parameter model on the GPU and a small one on the
+    # CPU under the same parameters (their rows declare 126,000× the FLOPs on the GPU): no pair,
+    # so no answer (the overview had read "ddp-train: the GPU 0.24× the CPU at world_size 1")
+    assert not {"ddp-train", "fsdp-train", "pipeline-train"} & set(answers.index)
+    assert answers["plain"].all()
     assert "sparsity=0.9" not in answers.loc["cnn-infer"].variant
     mlp = answers.loc["mlp-train"]  # its larger batches are flagged: the largest usable stands
     assert (mlp.variant, mlp.at_size, mlp.largest_reasons) == ("precision=fp32", 64.0, ("unstable",))
     assert round(mlp.speedup, 1) == 2.5
-    fsdp = answers.loc["fsdp-train"]  # every world size of its sweep is noisy: no speedup stands
-    assert (fsdp.at_size, fsdp.largest_reasons) == (1.0, ("noisy",)) and fsdp.speedup != fsdp.speedup
     matmul = answers.loc["matmul"]
     assert (matmul.at_size, matmul.largest_reasons) == (8192.0, ())
     assert (matmul.kernel_from, matmul.copies_from) == (256.0, 1024.0)

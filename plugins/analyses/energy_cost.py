@@ -25,7 +25,7 @@ from benchsite.plugins._shared.findings import (
 
 from benchsite import Analysis, Finding, hookimpl
 from benchsite.tables import Tables
-from benchsite.tables.speedups import NOT_COMPARABLE
+from benchsite.tables.speedups import work_keys
 from benchsite.units import format_ratio, plain
 
 ENERGY_METRIC = {"cuda": "nvml.energy_j", "cpu": "cpu.energy_j"}
@@ -53,7 +53,7 @@ def energy_table(tables: Tables) -> pd.DataFrame:
         return pd.DataFrame(columns=columns)
     # kernel-only cases (a copy-inclusive GPU time has no CPU twin) of comparable workloads
     rows = rows[np.array([not p.get("include_transfer") for p in rows["p"]], dtype=bool)]
-    rows = rows[~rows["workload"].astype(str).isin(NOT_COMPARABLE)]
+    rows = rows.assign(work=work_keys(rows))  # the same case on two devices: the same work
     records = [_record(row) for row in rows.itertuples() if row.items == row.items and row.items]
     return pd.DataFrame(records, columns=columns)
 
@@ -71,7 +71,7 @@ def _record(row: Any) -> dict[str, Any]:
         "host": str(row.host), "device": str(row.device), "label": device_label(row),
         "kind": str(row.device_kind), "workload": str(row.workload), "row_id": str(row.row_id),
         "j_per_item": per_item, "usd_per_million": usd,
-        "case": without(row.p, "include_transfer"), "params": row.p,
+        "case": f"{without(row.p, 'include_transfer')}\x1f{row.work}", "params": row.p,
         "axis_value": row.axis_value,
     }  # fmt: skip
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from benchsite import Page, RenderedPage, hookimpl
-from benchsite.units import format_ratio
+from benchsite.units import format_ratio, param_words
 
 if TYPE_CHECKING:  # the site stack is imported when a site is built, not at start-up
     from benchsite.plugins._shared.pages import (
@@ -160,12 +160,13 @@ def where_text(row: Any, prefix: str, size: Callable[[Any], str]) -> str:
     start, below = getattr(row, f"{prefix}_from"), getattr(row, f"{prefix}_below")
     reasons = getattr(row, f"{prefix}_reasons")
     flagged = f"; flagged {', '.join(reasons)}" if reasons else ""
+    axis = param_words(row.axis)
     if outcome == "crosses":
-        return f"{row.axis} {size(start)} (CPU as fast at {size(below)}{flagged})"
+        return f"{axis} {size(start)} (CPU as fast at {size(below)}{flagged})"
     if outcome == "gpu-always":
-        return f"every measured {row.axis}, from {size(start)}{flagged}"
+        return f"every measured {axis}, from {size(start)}{flagged}"
     if outcome == "cpu-always":
-        return f"never: the CPU wins at every measured {row.axis}{flagged}"
+        return f"never: the CPU wins at every measured {axis}{flagged}"
     return "not measured"
 
 
@@ -178,7 +179,7 @@ def _speedup_text(row: Any) -> str:
 def _at_text(row: Any, size: Callable[[Any], str]) -> str:
     if row.axis is None or row.at_size != row.at_size:
         return ""
-    axis = str(row.axis).replace("_", " ")
+    axis = param_words(row.axis)
     at = f"{axis} {size(row.at_size)}"
     if row.speedup != row.speedup:
         return f"every {axis} measured flagged {', '.join(row.largest_reasons)} (up to {at})"
@@ -189,7 +190,7 @@ def _at_text(row: Any, size: Callable[[Any], str]) -> str:
 
 def chart_text(site: Site, table: pd.DataFrame) -> str:
     parts = [f"{row.workload} on {row.series}: {format_ratio(row.speedup)} (95% interval "
-             f"{format_ratio(row.low)}–{format_ratio(row.high)}) at {row.axis} "
+             f"{format_ratio(row.low)}–{format_ratio(row.high)}) at {param_words(row.axis)} "
              f"{site.tables.value_text(row.workload, str(row.axis), row.at_size)}"
              for row in table.itertuples()]
     return ("Speedup over the CPU of each workload's default case at its largest trustworthy "

@@ -12,6 +12,7 @@ import pandas as pd
 
 from benchsite import Page, RenderedPage, hookimpl
 from benchsite.tables.rows import best_rate, metric_frame
+from benchsite.units import param_words
 
 if TYPE_CHECKING:  # the site stack is imported when a site is built, not at start-up
     from benchsite.plugins._shared.pages import (
@@ -180,7 +181,7 @@ def _speedup(site: Site, speed: pd.DataFrame, axis: str, made: list, missing: li
 def axis_words(site: Site, frame: pd.DataFrame, axis: str) -> tuple[str, Any]:
     """The axis in words (``world size``) and its values' text (``1 GiB`` for a copy's size)."""
     workload = str(frame["workload"].iloc[0]) if len(frame) else ""
-    return axis.replace("_", " "), functools.partial(site.tables.value_text, workload, axis)
+    return param_words(axis), functools.partial(site.tables.value_text, workload, axis)
 
 
 # the memory collector's metrics as a reader names them

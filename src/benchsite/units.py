@@ -245,6 +245,11 @@ _METRIC_UNITS = {"j": "J", "w": "W", "c": "°C", "mhz": "MHz", "gbps": "GB/s", "
                  "s": "s"}  # fmt: skip
 
 
+def param_words(name: object) -> str:
+    """A parameter's name as a reader says it: ``world_size`` → ``world size``."""
+    return str(name).replace("_", " ")
+
+
 def metric_words(name: str) -> str:
     """A collector metric's stored name as a reader reads it: ``nvml.sm_clock_max_mhz`` →
     ``NVML: SM clock max (MHz)``, ``memory.gpu_peak_reserved_bytes`` → ``memory: GPU peak

@@ -2,9 +2,9 @@
 one case. Kinds are ranked apart: a workload may size its case to the device (the distributed
 ones run tiny models on the CPU), so only devices of one kind surely ran the same work.
 
-Per workload and kind the **reference case** is the case (parameters and world size) measured on the
-most device models, the largest along the workload's axis among those (the size where the
-hardware shows most). Each model is represented by its fastest usable row of that case on any
+Per workload and kind the **reference case** is the case (parameters, world size and declared
+work per call) measured on the most device models, the largest along the workload's axis among
+those (the size where the hardware shows most). Each model is represented by its fastest usable row of that case on any
 host (never a suspect row), with the row's own stored 95% interval; ``versus_best`` is the best
 model's median time over this one's (1 for the leader, 0.5 for half as fast). ``hosts`` counts
 the hosts of that model that measured the case.
@@ -15,7 +15,7 @@ from __future__ import annotations
 import pandas as pd
 
 from benchsite.tables.rows import best_rate
-from benchsite.tables.speedups import NOT_COMPARABLE, without
+from benchsite.tables.speedups import without, work_keys
 
 COLUMNS = [
     "workload", "case", "rank", "model", "device_kind", "host", "device", "median_s",
@@ -26,12 +26,11 @@ COLUMNS = [
 def leaderboard(usable: pd.DataFrame) -> pd.DataFrame:
     """One row per (workload, device kind, model) on the reference case, fastest first;
     ``usable`` is :attr:`benchsite.tables.Tables.usable`."""
-    usable = usable[~usable["workload"].astype(str).isin(NOT_COMPARABLE)]
     if usable.empty:
         return pd.DataFrame(columns=COLUMNS)
-    keyed = usable.assign(
-        _case=[f"{w}\x1f{without(p)}" for w, p in zip(usable["world_size"], usable["p"],
-                                                       strict=True)],
+    keyed = usable.assign(  # a case: its world size, parameters and declared work
+        _case=[f"{w}\x1f{without(p)}\x1f{work}" for w, p, work in zip(
+            usable["world_size"], usable["p"], work_keys(usable), strict=True)],
         _model=usable["device_model"].astype(str),
     )  # fmt: skip
     groups = keyed.groupby([keyed["workload"].astype(str), keyed["device_kind"].astype(str)])

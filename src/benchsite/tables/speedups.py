@@ -3,7 +3,11 @@
 A **pair** is the current ok row of a case on an accelerator and the current ok row of the
 same case (same host, workload, world size and parameters) on that host's CPU; a GPU case timed
 with host↔device copies (``include_transfer``) pairs with the CPU case without them (the CPU
-has nothing to copy), so speedups with and without copies sit side by side.
+has nothing to copy), so speedups with and without copies sit side by side. Two rows are the
+same case only where they also declare the same work per call (:func:`work_keys`): a workload
+may size its model by device kind (the distributed ones train a ~0.9 B-parameter transformer on
+a GPU and a small one on the CPU), and a max-batch search ends at a different batch on each
+device; the time of different work is no speedup.
 
 ``speedup`` = CPU median time / accelerator median time. ``low``–``high`` is its 95% interval
 from a **moving-block bootstrap** of the stored per-call samples (each side resampled in
@@ -33,8 +37,7 @@ CONFIDENCE = 0.95
 SEED = 0
 CHUNK = 4096
 DEVICE_BOUND_PARAMS = ("include_transfer",)  # parameters that only mean something on a GPU
-# workloads whose time is not comparable across devices (each device runs a different batch)
-NOT_COMPARABLE = frozenset({"max-batch"})
+WORK = ("flops", "bytes", "items")  # the work a case declares per call
 COLUMNS = [
     "host", "workload", "device", "device_kind", "gpu_label", "cpu_label", "series", "variant",
     "params", "precision", "include_transfer", "axis", "axis_value", "speedup", "low", "high",
@@ -45,8 +48,7 @@ COLUMNS = [
 def speedups(current_ok: pd.DataFrame) -> pd.DataFrame:
     """One row per pair (see the module docstring), sorted by host, workload, device and axis
     value; ``current_ok`` is the current ok rows (:attr:`benchsite.tables.Tables.ok`)."""
-    rows = current_ok[~current_ok["workload"].astype(str).isin(NOT_COMPARABLE)]
-    keyed = rows.assign(pair_key=_pair_keys(rows))
+    keyed = current_ok.assign(pair_key=_pair_keys(current_ok))
     cpu = keyed[keyed["device_kind"].astype(str) == "cpu"]
     cpu = cpu.assign(_copies=[bool(p.get("include_transfer")) for p in cpu["p"]])
     cpu = cpu.sort_values("_copies", kind="stable").drop_duplicates("pair_key", keep="first")
@@ -86,11 +88,20 @@ def _or(value: float, fallback: float) -> float:
 
 def _pair_keys(rows: pd.DataFrame) -> list[str]:
     return [
-        f"{host}\x1f{workload}\x1f{world}\x1f{without(p, *DEVICE_BOUND_PARAMS)}"
-        for host, workload, world, p in zip(
+        f"{host}\x1f{workload}\x1f{world}\x1f{without(p, *DEVICE_BOUND_PARAMS)}\x1f{work}"
+        for host, workload, world, p, work in zip(
             rows["host"].astype(str), rows["workload"].astype(str), rows["world_size"],
-            rows["p"], strict=True)
+            rows["p"], work_keys(rows), strict=True)
     ]  # fmt: skip
+
+
+def work_keys(rows: pd.DataFrame) -> list[str]:
+    """The work each row declares per call (:data:`WORK`, ``-`` where absent) as text: rows of
+    one case's parameters on two devices did the same computation only where it is equal."""
+    columns = [rows[name] if name in rows else pd.Series(math.nan, index=rows.index)
+               for name in WORK]
+    return ["\x1e".join("-" if value != value else f"{float(value):.9g}" for value in values)
+            for values in zip(*columns, strict=True)]  # fmt: skip
 
 
 def _table(merged: pd.DataFrame, intervals: list[tuple[float, float, float]]) -> pd.DataFrame:
