@@ -91,6 +91,26 @@ def test_compile_breakeven_and_checkpointing_memory(tmp_path):
     assert effects["checkpointing"].speedup == pytest.approx(1 / 1.3)
 
 
+def test_a_technique_finding_rests_on_its_unflagged_cases_and_says_when_none_is(tmp_path):
+    rows = [row("mlp-train", "cuda:0", 2e-3, {"batch": b, "compile": False}) for b in (64, 256)]
+    fast = [row("mlp-train", "cuda:0", 1e-3, {"batch": 64, "compile": True}),
+            row("mlp-train", "cuda:0", 0.2e-3, {"batch": 256, "compile": True})]  # 10x: flagged
+    results = frame(rows + fast, tmp_path)
+
+    def compile_finding(flagged: set[str]):
+        flags = [["noisy"] if r in flagged else [] for r in results["row_id"]]
+        found = analysis_techniques.technique_findings(Tables.of(results.assign(flags=flags)))
+        return next(f for f in found if f.kind == "technique")
+
+    some = compile_finding({fast[1]["row_id"]})
+    assert "makes mlp-train 2× faster (2× (95% CI" in some.answer  # the flagged 10x left out
+    assert some.answer.endswith("Left out: 1 of 2 cases, flagged noisy.")
+    assert some.numbers["median_speedup"] == pytest.approx(2.0) and not some.numbers["suspect"]
+    every = compile_finding({fast[0]["row_id"], fast[1]["row_id"]})
+    assert every.answer.startswith("Suspect: every case is flagged noisy. On the")
+    assert every.numbers["suspect"] and every.strength == "weak"
+
+
 def test_efficiency_is_a_share_of_the_measured_peak(tmp_path):
     rows = [row("matmul", "cuda:0", 1e-3, {"size": 4096, "precision": "bf16"}, tflops=500.0),
             row("mlp-train", "cuda:0", 1e-3, {"batch": 64, "precision": "bf16"}, tflops=125.0)]

@@ -269,15 +269,22 @@ def techniques(tables: Tables, findings: list[Finding]) -> Finding:
     if not found:
         return unanswered(KIND, "techniques", q, "Not measured: no workload was run with and "
                           "without a technique.", "Run `benchsite run --full`.", question=q)
+    lines = _technique_lines(found)
+    if not lines:
+        return reply("techniques", q, "Not answered: every case measured with and without a "
+                     "technique is flagged (see each technique's finding).", [], _evidence(found))
     return reply("techniques", q, "Each technique's effect depends on the device; measured "
-                 "against the same case without it:", _technique_lines(found), _evidence(found))
+                 "against the same case without it:", lines, _evidence(found))
 
 
 def _technique_lines(found: list[Finding]) -> list[str]:
     """One line per technique and device: the typical effect over its workloads (the findings'
-    ``median_speedup``), not one line per workload."""
+    ``median_speedup``), not one line per workload; a finding whose every case is flagged
+    (``suspect``) is left out, as suspect numbers are from every answer."""
     groups: dict[tuple[str, str, str], list[Finding]] = {}
     for f in found:
+        if f.numbers.get("suspect"):
+            continue
         key = (f.numbers["technique"], str(f.numbers["value"]), (f.scope["devices"] or [""])[0])
         groups.setdefault(key, []).append(f)
     lines = []

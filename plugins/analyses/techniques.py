@@ -161,17 +161,23 @@ def summary(items: list[Effect]) -> str:
 
 
 def _finding(items: list[Effect], in_bytes: bool) -> Finding:
+    """The effect of one technique on one workload and device, stated from its usable cases (of
+    every case where all are flagged, and then said first, as the speedup finding does)."""
     head = items[0]
     name = technique_label(head.technique, head.value)
-    answer = f"On the {head.device} ({head.host}), {name} makes {head.workload} {summary(items)}."
-    extra = _extras(items)
+    suspect = [e for e in items if e.reasons]
+    usable = [e for e in items if not e.reasons]
+    ranked = usable or items
+    answer = f"On the {head.device} ({head.host}), {name} makes {head.workload} {summary(ranked)}."
+    extra = _extras(ranked)
     if extra:
         answer += " " + extra
-    suspect = [e for e in items if e.reasons]
-    if suspect:
-        answer += (f" Suspect: {len(suspect)} of {plural(len(items), 'case')} "
-                   f"({reasons_text(dict.fromkeys(r for e in suspect for r in e.reasons))}).")
-    best = max(items, key=lambda e: e.speedup)
+    reasons = reasons_text(dict.fromkeys(r for e in suspect for r in e.reasons))
+    if not usable:
+        answer = f"Suspect: every case is {reasons}. {answer}"
+    elif suspect:
+        answer += f" Left out: {len(suspect)} of {plural(len(items), 'case')}, {reasons}."
+    best = max(ranked, key=lambda e: e.speedup)
     return finding(
         "technique",
         [head.technique, head.value, head.host, head.device, head.workload],
@@ -179,14 +185,15 @@ def _finding(items: list[Effect], in_bytes: bool) -> Finding:
         answer,
         explanation=_table(items, in_bytes),
         numbers={"technique": head.technique, "value": head.value,
-                 "median_speedup": sorted(e.speedup for e in items)[len(items) // 2],
+                 "median_speedup": sorted(e.speedup for e in ranked)[len(ranked) // 2],
+                 "suspect": not usable,
                  "best_speedup": best.speedup, "best_ci": [best.low, best.high],
-                 "memory_saved": _typical([e.memory_saved for e in items]),
-                 "compile_s": _typical([e.compile_s for e in items]),
-                 "breakeven_calls": _typical([e.breakeven_calls for e in items])},
+                 "memory_saved": _typical([e.memory_saved for e in ranked]),
+                 "compile_s": _typical([e.compile_s for e in ranked]),
+                 "breakeven_calls": _typical([e.breakeven_calls for e in ranked])},
         evidence=[row for e in items for row in e.evidence],
         scope={"hosts": [head.host], "devices": [head.device], "workloads": [head.workload]},
-        strength=strength_of_ratio(best.low, best.high, len(items)),
+        strength=strength_of_ratio(best.low, best.high, len(ranked)) if usable else "weak",
         workload=head.workload,
     )  # fmt: skip
 
