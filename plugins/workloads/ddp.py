@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchsite.plugins._shared.parallel import WORLD_SIZES, data_parallel_case
+from benchsite.plugins._shared.parallel import SIZED_BY_DEVICE, WORLD_SIZES, data_parallel_case
 
 from benchsite import Case, Device, Workload, hookimpl
 
@@ -26,6 +26,7 @@ def register_workloads() -> list[Workload]:
                 "Training steps (AdamW, bf16 autocast) of an MLP and of a transformer under "
                 "DistributedDataParallel, one process per GPU (gloo processes on the CPU), over "
                 "world sizes; strong (fixed global batch) and weak (fixed per-GPU batch) scaling."
+                + SIZED_BY_DEVICE
             ),
             setup=setup_ddp_train,
             params={

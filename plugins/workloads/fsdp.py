@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchsite.plugins._shared.parallel import WORLD_SIZES, data_parallel_case
+from benchsite.plugins._shared.parallel import SIZED_BY_DEVICE, WORLD_SIZES, data_parallel_case
 
 from benchsite import Case, Device, Workload, hookimpl
 
@@ -27,6 +27,7 @@ def register_workloads() -> list[Workload]:
                 "Training steps (AdamW, bf16 autocast) of the transformer with its weights, "
                 "gradients and optimizer state sharded over the ranks (FSDP2 fully_shard per "
                 "layer), over world sizes; compare per-GPU memory and time with ddp-train."
+                + SIZED_BY_DEVICE
             ),
             setup=setup_fsdp_train,
             params={

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from benchsite.plugins._shared.parallel import (
+    SIZED_BY_DEVICE,
     WORLD_SIZES,
     autocast,
     build_on,
@@ -41,6 +42,7 @@ def register_workloads() -> list[Workload]:
                 "Training steps (AdamW, bf16 autocast) of the transformer cut by layers into one "
                 "pipeline stage per rank, micro-batches on a GPipe schedule "
                 "(torch.distributed.pipelining), over world sizes; world size 1 is one GPU."
+                + SIZED_BY_DEVICE
             ),
             setup=setup_pipeline_train,
             params={"model": ["transformer"], "world_size": WORLD_SIZES, "precision": ["bf16"]},
