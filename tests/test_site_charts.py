@@ -112,6 +112,17 @@ def test_speedup_chart_marks_break_even_and_the_crossover():
         speed, curves.crossovers(speed), "size")
 
 
+def test_the_chart_text_flags_a_crossing_that_rests_on_a_flagged_pair():
+    speed = speed_frame().assign(speedup=[2.0, 3.0, 4.0], suspect=True,
+                                 reasons=[("noisy",), ("noisy",), ("noisy", "unstable")])
+    text = describe.speedup_text(speed, curves.crossovers(speed), "size")
+    # the GPU wins from the smallest size: that pair (flagged noisy) decides the crossing
+    assert text.endswith("is faster at every measured size (flagged noisy).")
+    clean = speed_frame().assign(speedup=[2.0, 3.0, 4.0])
+    assert describe.speedup_text(clean, curves.crossovers(clean), "size").endswith(
+        "is faster at every measured size.")
+
+
 def test_headline_chart_shows_each_workload_with_its_interval():
     top = pd.DataFrame({"workload": ["a", "b"], "variant": "all", "series": "cuda:0",
                         "speedup": [3.0, 200.0], "low": [2.0, 150.0], "high": [4.0, 260.0]})

@@ -61,14 +61,17 @@ def speedup_text(frame: pd.DataFrame, crossings: pd.DataFrame, axis: str,
     if shown["series"].nunique() < frame["series"].nunique():  # hosts folded: no line per host
         return text + " Where each host's accelerator overtakes its CPU: see the findings."
     for row in crossings.itertuples():
+        # a crossing that rests on a flagged pair says so, as the findings and overview do
+        flagged = f" (flagged {', '.join(row.reasons)})" if row.reasons else ""
         if row.where == "between":  # the chart's dashed line, and the measured sizes around it
             text += (f" {row.series} ({row.variant}) overtakes the CPU from {axis} ≈ "
                      f"{x_text(round(row.crossover))} (interpolated between the measured "
-                     f"{x_text(row.below[0])} and {x_text(row.above[0])}).")
+                     f"{x_text(row.below[0])} and {x_text(row.above[0])}){flagged}.")
         elif row.where == "below":
-            text += f" {row.series} ({row.variant}) is faster at every measured {axis}."
+            text += f" {row.series} ({row.variant}) is faster at every measured {axis}{flagged}."
         else:
-            text += f" {row.series} ({row.variant}) is not faster at the largest measured {axis}."
+            text += (f" {row.series} ({row.variant}) is not faster at the largest measured "
+                     f"{axis}{flagged}.")
     return text
 
 
