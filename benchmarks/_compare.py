@@ -47,6 +47,7 @@ class Comparison:
     benchsite_rounds: list[float]
     torch_rounds: list[float]
     benchsite_passes: list[int]
+    torch_after: list[float]  # each round's second Timer turn over its first
 
     @property
     def ratios(self) -> list[float]:
@@ -111,6 +112,7 @@ def compare(
         [found.summary.median_s for found in ours],
         [math.sqrt(before.median * after.median) for before, after in brackets],
         [found.passes for found in ours],
+        [after.median / before.median for before, after in brackets],
     )
 
 
@@ -172,7 +174,8 @@ def print_table(rows: list[Comparison], title: str) -> None:
                 f"the plain loop ({format_seconds(row.plain_s)}) is nearer {row.nearer_plain}; "
                 f"per-round ratios {', '.join(f'{r:.3f}' for r in row.ratios)}; benchsite "
                 f"sampled again after a drift in {sum(p > 1 for p in row.benchsite_passes)} of "
-                f"{len(row.benchsite_passes)} turns"
+                f"{len(row.benchsite_passes)} turns; the Timer's turn after benchsite's over its "
+                f"turn before, per round: {', '.join(f'{r:.3f}' for r in row.torch_after)}"
             )
 
 
