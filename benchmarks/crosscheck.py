@@ -10,8 +10,8 @@ the full profile's estimator, 2% target and drift test, over ``--turn`` seconds 
 rather than the profile's 1 s, so that a round sits within one level of a host whose launch
 rate moves every few seconds), then a plain synchronized loop that arbitrates takes one.
 Prints each harness's median of its per-round medians and the median of the per-round ratios
-(``_compare.py`` says why paired and bracketed); every ratio should lie within 0.95–1.05. Run it on a quiet
-machine: other load moves the harnesses, but not alike.
+(``_compare.py`` says why paired and bracketed); every ratio should lie within 0.95–1.05. Run it
+on a quiet machine: other load moves the harnesses, but not alike.
 
     python benchmarks/crosscheck.py
     python benchmarks/crosscheck.py --device cuda:0 --rounds 9 --turn 0.5
@@ -87,9 +87,7 @@ def main() -> None:
             except SkipCase as reason:
                 print(f"{device.name}: {name} skipped ({reason})")
                 continue
-            rows.append(
-                compare(device, name, case, settings, args.rounds, args.turn)
-            )
+            rows.append(compare(device, name, case, settings, args.rounds, args.turn))
             print(f"{device.name}: {name} done", flush=True)
             if case.teardown:
                 case.teardown()

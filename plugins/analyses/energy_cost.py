@@ -51,9 +51,10 @@ def energy_table(tables: Tables) -> pd.DataFrame:
                "usd_per_million", "case", "params", "axis_value"]  # fmt: skip
     if rows.empty:
         return pd.DataFrame(columns=columns)
-    # kernel-only cases (a copy-inclusive GPU time has no CPU twin) of comparable workloads
+    # kernel-only cases (a copy-inclusive GPU time has no CPU twin); a case is its parameters
+    # and the work it declares (a workload may size its model by device kind)
     rows = rows[np.array([not p.get("include_transfer") for p in rows["p"]], dtype=bool)]
-    rows = rows.assign(work=work_keys(rows))  # the same case on two devices: the same work
+    rows = rows.assign(work=work_keys(rows))
     records = [_record(row) for row in rows.itertuples() if row.items == row.items and row.items]
     return pd.DataFrame(records, columns=columns)
 

@@ -280,7 +280,7 @@ def techniques(tables: Tables, findings: list[Finding]) -> Finding:
 def _technique_lines(found: list[Finding]) -> list[str]:
     """One line per technique and device: the typical effect over its workloads (the findings'
     ``median_speedup``), not one line per workload; a finding whose every case is flagged
-    (``suspect``) is left out, as suspect numbers are from every answer."""
+    (``suspect``) is left out, as suspect numbers are left out of every answer."""
     groups: dict[tuple[str, str, str], list[Finding]] = {}
     for f in found:
         if f.numbers.get("suspect"):

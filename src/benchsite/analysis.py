@@ -122,8 +122,9 @@ def run_analysis(
 
 
 def arguments_for(analyze: Callable[..., Any], given: dict[str, Any]) -> dict[str, Any]:
-    """The keyword arguments ``analyze`` names among :data:`benchsite.validation.ANALYSIS_ARGUMENTS`; an analysis whose one
-    parameter has another name gets the results (the original ``analyze(results)`` form)."""
+    """The keyword arguments ``analyze`` names among
+    :data:`benchsite.validation.ANALYSIS_ARGUMENTS`; an analysis whose one parameter has another
+    name gets the results (the original ``analyze(results)`` form)."""
     names = validation.analysis_parameters(analyze)
     chosen = {name: given[name] for name in names if name in validation.ANALYSIS_ARGUMENTS}
     if not chosen and names:

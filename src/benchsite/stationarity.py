@@ -1,23 +1,27 @@
 """Did a case's level move while it was measured? A test of its samples, in time order.
 
-The statistic compares the start of the series with its end, both ways round:
+The test compares the start of the series with its end, both ways round, on the logarithm of
+the per-call times:
 
-    T = max(|log(median(last half) / median(first fifth))|,
-            |log(median(last fifth) / median(first half))|)
+    late_vs_early = median(last half) - median(first fifth)
+    end_vs_start  = median(last fifth) - median(first half)
 
-so a level shift early or late, or a trend, makes it large. How large it gets by chance depends
-on how correlated the samples are, so its null distribution is not assumed: the same statistic
-is computed on :data:`RESAMPLES` circular moving-block resamples of the series
-(:func:`benchsite.stats.block_resample_positions`: blocks keep the short-range correlation,
-their random order destroys any slow drift), and the p-value is the share of resamples at least
-as extreme. A series drifts when ``p < ALPHA`` **and** the level moved by at least
-:data:`EFFECT_FLOOR` (5%): on many samples a real but tiny move is significant and does not
-matter. It also drifts, whatever the p-value, when its stored ``shift`` (below) is 10%
-(:data:`SHIFT_LIMIT`) or more either way: correlated samples can wander that far without the
-move being significant, and a median whose own measurement moved by a tenth is not one number,
-whether the cause was a drift or noise too heavy for the samples taken (on an H200, 17 of 254
-rows of a full run moved 10-25% and passed an earlier rule that excused moves within three
-standard errors of independent noise; their intervals were ±4-20% but they carried no flag).
+so a level shift early or late, or a trend, makes one of them large. How large they get by chance
+depends on how correlated the samples are, so each difference is divided by its standard error
+from the data: the root sum of squares of the two segments' median errors, each the spread of a
+circular moving-block bootstrap of the segment (:data:`RESAMPLES` resamples,
+:func:`benchsite.stats.block_resample_positions`: blocks keep the short-range correlation) and at
+least what independent samples of the series' noise would give. The larger ``|z|`` gives a
+two-sided normal p-value, doubled for the two comparisons.
+
+A series drifts when ``p < ALPHA`` **and** the level moved by at least :data:`EFFECT_FLOOR`
+(5%): on many samples a real but tiny move is significant and does not matter. It also
+drifts, whatever the p-value, when its stored ``shift`` (below) is 10% (:data:`SHIFT_LIMIT`) or
+more either way: correlated samples can wander that far without the move being significant,
+and a median whose own measurement moved by a tenth is not one number, whether the cause was a
+drift or noise too heavy for the samples taken (on an H200, 17 of 254 rows of a full run moved
+10-25% and passed an earlier rule that excused moves within three standard errors of
+independent noise; their intervals were ±4-20% but they carried no flag).
 Series of fewer than :data:`MIN_SAMPLES` samples get no p-value; from 5 samples (where
 ``shift`` is defined) the shift rule applies.
 

@@ -4,10 +4,10 @@ ones run tiny models on the CPU), so only devices of one kind surely ran the sam
 
 Per workload and kind the **reference case** is the case (parameters, world size and declared
 work per call) measured on the most device models, the largest along the workload's axis among
-those (the size where the hardware shows most). Each model is represented by its fastest usable row of that case on any
-host (never a suspect row), with the row's own stored 95% interval; ``versus_best`` is the best
-model's median time over this one's (1 for the leader, 0.5 for half as fast). ``hosts`` counts
-the hosts of that model that measured the case.
+those (the size where the hardware shows most). Each model is represented by its fastest usable
+row of that case on any host (never a suspect row), with the row's own stored 95% interval;
+``versus_best`` is the best model's median time over this one's (1 for the leader, 0.5 for half
+as fast). ``hosts`` counts the hosts of that model that measured the case.
 """
 
 from __future__ import annotations
