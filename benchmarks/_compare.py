@@ -179,6 +179,20 @@ def print_table(rows: list[Comparison], title: str) -> None:
             )
 
 
+def print_bracket_drift(rows: list[Comparison]) -> None:
+    """How the Timer's turn after benchsite's compares with its turn before, over every round
+    of ``rows``: near 1 if benchsite's turn leaves the machine as it found it."""
+    after = sorted(ratio for row in rows for ratio in row.torch_after)
+    if not after:
+        return
+    above = sum(ratio > 1 for ratio in after)
+    print(
+        f"Timer after / Timer before, {len(after)} rounds of launch-bound cases: median "
+        f"{median_of(after):.3f}, quartiles {after[len(after) // 4]:.3f}–"
+        f"{after[(3 * len(after)) // 4]:.3f}, {above} of {len(after)} above 1"
+    )
+
+
 def _spread(values: list[float]) -> str:
     return f"{format_seconds(min(values))}–{format_seconds(max(values))}"
 

@@ -13,6 +13,15 @@ Prints each harness's median of its per-round medians and the median of the per-
 (``_compare.py`` says why paired and bracketed); every ratio should lie within 0.95–1.05. Run it
 on a quiet machine: other load moves the harnesses, but not alike.
 
+The launch-bound GPU cases (the small ones, a few µs to ~30 µs a call, and the MLP training
+step, whose ~1.3 ms is dozens of such launches) take ``--small-rounds`` rounds rather than
+``--rounds``: on an H200 host their level steps between ~15 and ~27 µs a call
+every few seconds, and a step that falls inside a round moves that round's ratio by up to ~25%
+whichever harness is right, so their median ratio needs more rounds to settle than a stable
+case's. Last, the script prints how the Timer's turn after benchsite's compares with its turn
+before over those rounds: a value far from 1 would mean benchsite's turn leaves the device or
+host in another state (its held device-time blocks run last in it).
+
     python benchmarks/crosscheck.py
     python benchmarks/crosscheck.py --device cuda:0 --rounds 9 --turn 0.5
 """
@@ -21,12 +30,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import torch
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _compare import compare, machine_devices, print_table, workload_case
+from _compare import compare, machine_devices, print_bracket_drift, print_table, workload_case
 
 from benchsite.errors import SkipCase
 from benchsite.measure import MeasureSettings
@@ -69,13 +79,30 @@ SMALL_GPU_CASES = [  # launch-bound: where a drifting host moved benchsite's num
         {"size": 64 * 2**10, "pinned": True, "direction": "h2d"},
     ),
 ]
+LAUNCH_BOUND = {  # on a GPU: the host's launch rate sets their time
+    *(name for name, _, _ in SMALL_GPU_CASES),
+    "small matmul fp32 n=256",
+    "mlp-train fp32 batch=256",
+}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", action="append", help="only these devices (repeatable)")
     parser.add_argument("--rounds", type=int, default=5, help="turns per harness and case")
+    parser.add_argument(
+        "--small-rounds", type=int, default=9, help="rounds of a launch-bound GPU case"
+    )
     parser.add_argument("--turn", type=float, default=0.4, help="seconds of one turn")
+    parser.add_argument(
+        "--no-device-time",
+        action="store_true",
+        help="skip benchsite's held device-time blocks (to see whether they move the level)",
+    )
     args = parser.parse_args()
     settings = MeasureSettings(budget_s=3 * args.turn, min_time_s=args.turn)
+    if args.no_device_time:
+        settings = replace(settings, device_time_below_s=0.0)
     rows = []
     for device in machine_devices().values():
         if args.device and device.name not in args.device:
@@ -87,13 +114,16 @@ def main() -> None:
             except SkipCase as reason:
                 print(f"{device.name}: {name} skipped ({reason})")
                 continue
-            rows.append(compare(device, name, case, settings, args.rounds, args.turn))
+            launch_bound = device.kind == "cuda" and name in LAUNCH_BOUND
+            rounds = args.small_rounds if launch_bound else args.rounds
+            rows.append(compare(device, name, case, settings, rounds, args.turn))
             print(f"{device.name}: {name} done", flush=True)
             if case.teardown:
                 case.teardown()
     print_table(rows, f"benchsite vs torch.utils.benchmark, same cases (torch {torch.__version__})")
     outside = [row for row in rows if not 0.95 <= row.ratio <= 1.05]
     print(f"\n{len(rows) - len(outside)} of {len(rows)} ratios within 0.95–1.05")
+    print_bracket_drift([row for row in rows if row.device != "cpu" and row.name in LAUNCH_BOUND])
 
 
 if __name__ == "__main__":
