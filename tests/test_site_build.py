@@ -95,6 +95,52 @@ def test_data_page_offers_every_row_as_parquet_and_csv(example_site):
     assert list(stored["samples_s"]) == list(first["samples_s"])
 
 
+def test_a_data_file_over_the_limit_is_gzipped_or_cut_into_parts_of_whole_rows(
+    site_from_rows, monkeypatch
+):
+    """A store whose CSV would be over GitHub's limits a file: every file stays under it, and
+    the parts together hold every row once (a fleet's million rows: a 520 MB CSV before)."""
+    from benchsite.plugins.pages import data
+
+    limit = 40_000
+    monkeypatch.setattr(data, "MAX_FILE_BYTES", limit)  # the forked page workers inherit it
+    rows = [
+        {"workload": "matmul", "params": {"size": 2**k, "precision": precision}, "host": host,
+         "median_s": 1e-3 * k, "samples_s": [1e-3 * k + j * 1e-6 for j in range(40)]}
+        for k in range(4, 24) for host in ("lab-a", "lab-b", "lab-c")
+        for precision in ("fp32", "bf16", "fp16", "tf32", "fp64")
+    ]  # fmt: skip
+    site, _ = site_from_rows(rows)
+    files = sorted((site / "data").iterdir())
+    assert all(file.stat().st_size <= limit for file in files)
+    parquets = [f for f in files if f.name.startswith("results-") and f.suffix == ".parquet"]
+    csvs = [f for f in files if f.name.endswith(".csv.gz")]
+    assert len(parquets) > 1 and csvs and not (site / "data/results.csv").exists()
+    stored = sorted(store.read_results(site.parent / "site-results")["row_id"])
+    assert sorted(pd.concat(map(pd.read_parquet, parquets))["row_id"]) == stored
+    assert sorted(pd.concat(map(pd.read_csv, csvs))["row_id"]) == stored
+    page = (site / "data.html").read_text()
+    assert all(f'href="data/{file.name}"' in page for file in files)
+    assert "results = pd.concat(" in page and "Gzipped: as plain text it is" in page
+
+
+def test_in_parts_keeps_every_part_under_the_limit(monkeypatch):
+    import pyarrow as pa
+    from benchsite.plugins.pages import data
+    from benchsite.plugins.pages.data import in_parts, named_parts
+
+    table = pa.table({"n": list(range(1000)), "text": ["x" * (n % 50) for n in range(1000)]})
+    size = lambda part: part.nbytes  # noqa: E731 - the simplest writer with a size
+    assert [len(b) for b in in_parts(table, lambda part: b"." * size(part))] == [table.nbytes]
+    monkeypatch.setattr(data, "MAX_FILE_BYTES", 5_000)
+    blobs = in_parts(table, lambda part: b"." * size(part))
+    assert len(blobs) > 1 and all(len(blob) <= 5_000 for blob in blobs)
+    assert [name for name, _ in named_parts("r", "csv.gz", [b"a", b"b"])] == [
+        "r-1.csv.gz",
+        "r-2.csv.gz",
+    ]
+
+
 XSS_PLUGIN = """
 from benchsite import Analysis, Finding, hookimpl
 
@@ -174,7 +220,9 @@ def test_a_page_cannot_write_outside_the_site(tmp_path):
     for path in ("../escape.html", "a/../../escape.html", "/tmp/escape.html"):
         with pytest.raises(PluginError, match="outside the site"):
             build_module.write_file(site, RenderedPage(path, "x"))
-    assert build_module.write_file(site, RenderedPage("a/../inside.html", "x")) == "a/../inside.html"
+    assert (
+        build_module.write_file(site, RenderedPage("a/../inside.html", "x")) == "a/../inside.html"
+    )
     assert (site / "inside.html").read_text() == "x"
     assert not (tmp_path / "escape.html").exists()
 
@@ -269,5 +317,5 @@ def test_a_theme_overrides_the_case_table_on_its_own(tmp_path):
     out = tmp_path / "site"
     build_site(BuildOptions(results=results, out=out, templates=theme))
     html = (out / "workloads" / "matmul.html").read_text()
-    assert '<p class="mine" id="row-' in html and "<table class=\"cases\">" not in html
+    assert '<p class="mine" id="row-' in html and '<table class="cases">' not in html
     assert "items/s" in html
