@@ -51,8 +51,9 @@ def test_a_fleet_folds_its_hosts_by_hardware_and_a_few_hosts_stay_apart(tmp_path
 
     generator = synthetic()
     for hosts in (FLEET_HOSTS, FLEET_HOSTS + 4):
-        shape = generator.Shape(hosts=hosts, runs=1, workloads=1, variants=1, sizes=(64, 128),
-                                models=2)
+        shape = generator.Shape(
+            hosts=hosts, runs=1, workloads=1, variants=1, sizes=(64, 128), models=2
+        )
         generator.write_store(tmp_path / str(hosts), shape)
         results = store.read_results(tmp_path / str(hosts))
         tables = Tables.of(results)
@@ -70,3 +71,22 @@ def test_a_fleet_folds_its_hosts_by_hardware_and_a_few_hosts_stay_apart(tmp_path
             assert same["median_s"] == row.median_s and same["host"] == row.median_host
             assert row.hosts_low_s <= row.median_s <= row.hosts_high_s
         assert len(tables.speedups) == 2 * 2  # per hardware and size, not per host
+
+
+def test_a_fleets_overview_names_its_hardware_not_every_host(tmp_path: Path) -> None:
+    """The overview's facts of 16 hosts: the hardware kinds and device models, counted (200
+    hosts named one by one filled a screen)."""
+    from benchsite.tables.fold import FLEET_HOSTS
+
+    generator = synthetic()
+    hosts = FLEET_HOSTS + 4
+    shape = generator.Shape(hosts=hosts, runs=1, workloads=1, variants=1, sizes=(64, 128),
+                            models=2)  # fmt: skip
+    rows = generator.write_store(tmp_path / "results", shape)
+    build_site(BuildOptions(results=tmp_path / "results", out=tmp_path / "site"))
+    overview = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+    facts = re.sub(r"\s+", " ", overview[overview.index('<dl class="facts">') :].split("</dl>")[0])
+    assert f"{hosts} hosts of 2 kinds" in facts and "host-1," not in facts
+    assert f"Synthetic H200 + Synthetic Xeon ({hosts // 2} hosts)" in facts
+    assert f"Synthetic H200 ({hosts // 2} devices)" in facts
+    assert f"{hosts} · {rows}</dd>" in facts  # runs · rows

@@ -18,11 +18,15 @@ import pandas as pd
 
 from benchsite.records import Finding, RenderedPage
 from benchsite.site import FAILED, EvidenceLink, FindingView, Site, slug
+from benchsite.tables import fold
 
 
 @dataclass(frozen=True)
 class Measured:
-    """When and where the store was measured: hosts, devices, runs, rows and the time span."""
+    """When and where the store was measured: hosts, devices, runs, rows and the time span.
+    In a fleet (``hosts_total`` above :data:`~benchsite.tables.fold.FLEET_HOSTS`) ``hosts``
+    names each hardware with its number of hosts and ``devices`` each device model with its
+    number of devices, rather than hundreds of names."""
 
     hosts: list[str]
     devices: list[str]
@@ -30,6 +34,8 @@ class Measured:
     rows: int
     first: str
     last: str
+    hosts_total: int = 0
+    fleet: bool = False
 
 @dataclass(frozen=True)
 class WorkloadSummary:
@@ -84,16 +90,29 @@ class EvidenceContext:
 
 def measured(site: Site) -> Measured:
     """When and where: every host, and every device (or group of devices) that ran a case —
-    one named only by a skipped row (``cuda×4`` on a two-GPU machine) was never measured."""
+    one named only by a skipped row (``cuda×4`` on a two-GPU machine) was never measured; in a
+    fleet, its hardware and device models, counted."""
     results = site.results
     ran = _ran(results)
+    hosts = sorted(map(str, results["host"].unique()))
+    devices = sorted({f"{h} · {d}" for h, d in zip(ran["host"], ran["device"], strict=True)})
+    fleet = len(hosts) > fold.FLEET_HOSTS
+    if fleet:
+        hosts = sorted(set(fold.hardware_names(ran).values()))
+        models = ran.drop_duplicates(["host", "device"])
+        named = models["device_model"].where(models["device_model"].notna(), models["device"])
+        counted = named.astype(str).value_counts().sort_index()
+        devices = [f"{model} ({count} device{'s' if count > 1 else ''})"
+                   for model, count in counted.items()]  # fmt: skip
     return Measured(
-        hosts=sorted(map(str, results["host"].unique())),
-        devices=sorted({f"{h} · {d}" for h, d in zip(ran["host"], ran["device"], strict=True)}),
+        hosts=hosts,
+        devices=devices,
         runs=int(results["run_id"].nunique()),
         rows=len(results),
         first=f"{results['timestamp'].min():%Y-%m-%d %H:%M} UTC",
         last=f"{results['timestamp'].max():%Y-%m-%d %H:%M} UTC",
+        hosts_total=int(results["host"].nunique()),
+        fleet=fleet,
     )
 
 
