@@ -59,8 +59,13 @@ def test_ddp_train_on_two_gloo_processes_is_stored_with_every_rank(results_dir: 
     assert row["sampling_passes"] > 1 or metrics["measured_calls"] == stored_calls
 
 
-def test_allreduce_reports_algorithm_and_bus_bandwidth(results_dir: Path) -> None:
+def test_allreduce_reports_algorithm_and_bus_bandwidth(
+    results_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))  # the launcher's and ranks' temp files
     row = measure(results_dir, "allreduce", {"size": 2**16, "world_size": 2})
+    assert not list((tmp_path / "tmp").iterdir())  # torchrun's log folders went with the launch
     assert row["status"] == "ok", row["error"]
     metrics = json.loads(row["metrics"])
     algbw = 2**16 / row["median_s"] / 1e9

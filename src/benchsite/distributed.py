@@ -238,7 +238,9 @@ class Launch:
 
 def launch_command(group: DeviceGroup, folder: Path, launch: int = 0) -> list[str]:
     """The ``torch.distributed.run`` command line of a group (free rendezvous port, no restart;
-    over several nodes, their rendezvous: :func:`benchsite.multinode.rendezvous_args`)."""
+    over several nodes, their rendezvous: :func:`benchsite.multinode.rendezvous_args`). Its log
+    folder is inside ``folder``, which goes with the launch: without ``--log-dir`` every launch
+    leaves a ``torchelastic_*`` folder in the temporary directory."""
     where = ["--standalone"] if group.nodes is None else rendezvous_args(group, launch)
     return [
         sys.executable,
@@ -248,6 +250,7 @@ def launch_command(group: DeviceGroup, folder: Path, launch: int = 0) -> list[st
         f"--nproc-per-node={group.world_size // (group.nodes.count if group.nodes else 1)}",
         "--max-restarts=0",
         "--monitor-interval=0.1",
+        f"--log-dir={folder / 'torchrun'}",
         "-m",
         RANK_MODULE,
         str(folder / "spec.json"),
