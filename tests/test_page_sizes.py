@@ -90,3 +90,5 @@ def test_a_fleets_overview_names_its_hardware_not_every_host(tmp_path: Path) -> 
     assert f"Synthetic H200 + Synthetic Xeon ({hosts // 2} hosts)" in facts
     assert f"Synthetic H200 ({hosts // 2} devices)" in facts
     assert f"{hosts} · {rows}</dd>" in facts  # runs · rows
+    hardware = (tmp_path / "site" / "hardware.html").read_text(encoding="utf-8")
+    assert "host-2, host-4, host-6, host-8, host-10," in hardware  # as people count

@@ -19,6 +19,7 @@ import pandas as pd
 from benchsite.records import Finding, RenderedPage
 from benchsite.site import FAILED, EvidenceLink, FindingView, Site, slug
 from benchsite.tables import fold
+from benchsite.units import natural_key
 
 
 @dataclass(frozen=True)
@@ -94,8 +95,10 @@ def measured(site: Site) -> Measured:
     fleet, its hardware and device models, counted."""
     results = site.results
     ran = _ran(results)
-    hosts = sorted(map(str, results["host"].unique()))
-    devices = sorted({f"{h} · {d}" for h, d in zip(ran["host"], ran["device"], strict=True)})
+    hosts = sorted(map(str, results["host"].unique()), key=natural_key)
+    pairs = {(str(h), str(d)) for h, d in zip(ran["host"], ran["device"], strict=True)}
+    ordered = sorted(pairs, key=lambda pair: (natural_key(pair[0]), natural_key(pair[1])))
+    devices = [f"{host} · {device}" for host, device in ordered]
     fleet = len(hosts) > fold.FLEET_HOSTS
     if fleet:
         hosts = sorted(set(fold.hardware_names(ran).values()))

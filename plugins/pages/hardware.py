@@ -16,7 +16,7 @@ import pandas as pd
 
 from benchsite import Page, RenderedPage, hookimpl
 from benchsite.tables import fold
-from benchsite.units import SI_RATES, format_bytes, format_rate_in
+from benchsite.units import SI_RATES, format_bytes, format_rate_in, natural_key
 
 if TYPE_CHECKING:  # the site stack is imported when a site is built, not at start-up
     from benchsite.site import Site
@@ -81,7 +81,7 @@ def render(site: Site) -> list[RenderedPage]:
     peaks = fitting(_by_hardware(peaks, names)) if names else peaks
     hosts = []
     for name, group in devices.groupby(hardware.to_numpy(object), sort=True):
-        members = sorted(set(group["host"].astype(str))) if names else []
+        members = sorted(set(group["host"].astype(str)), key=natural_key) if names else []
         shown = group[group["host"] == group["host"].iloc[0]]  # one host's devices, in a fleet
         views = [_device(site, row, peaks, str(name)) for row in shown.itertuples()]
         hosts.append(HostView(str(name), views, members if len(members) > 1 else []))

@@ -7,6 +7,7 @@ never ``-0%``, never ``1× faster``."""
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -243,6 +244,13 @@ _METRIC_WORDS = {"gpu": "GPU", "cpu": "CPU", "rss": "RSS", "sm": "SM", "nvml": "
                  "busbw": "bus bandwidth", "usd": "USD"}  # fmt: skip
 _METRIC_UNITS = {"j": "J", "w": "W", "c": "°C", "mhz": "MHz", "gbps": "GB/s", "bytes": "bytes",
                  "s": "s"}  # fmt: skip
+
+
+def natural_key(text: object) -> tuple[tuple[int, int | str], ...]:
+    """Sorts names as people count: ``host-2`` before ``host-10``, ``cuda:9`` before
+    ``cuda:10`` (text parts as text, digit runs as numbers)."""
+    parts = re.split(r"(\d+)", str(text))
+    return tuple((0, int(part)) if part.isdigit() else (1, part) for part in parts if part)
 
 
 def param_words(name: object) -> str:
