@@ -2,9 +2,9 @@
 holds (see ``docs/results-schema.md``).
 
 Each file stays under :data:`MAX_FILE_BYTES`, so that the site can be published from a Git
-repository: GitHub warns above 50 MB a file and refuses a push above 100 MB, and a GitHub Pages
-site may hold 1 GB. A CSV above the limit is gzipped (a million rows: 520 MB of CSV, 44 MB
-gzipped in ~1.5 s), and a file still above it is cut into parts of whole rows
+repository: GitHub warns above 50 MiB a file and refuses a push above 100 MiB, and a GitHub
+Pages site may hold 1 GB. A CSV above the limit is gzipped (a million rows: 496 MiB of CSV,
+41.5 MiB gzipped in ~1.5 s), and a file still above it is cut into parts of whole rows
 (``results-1.parquet``, ``results-2.parquet``, …).
 """
 
