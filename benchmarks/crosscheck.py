@@ -84,6 +84,7 @@ LAUNCH_BOUND = {  # on a GPU: the host's launch rate sets their time
     "small matmul fp32 n=256",
     "mlp-train fp32 batch=256",
 }
+assert LAUNCH_BOUND <= {name for name, _, _ in CASES + SMALL_GPU_CASES}, "a case was renamed"
 
 
 def main() -> None:

@@ -19,15 +19,15 @@ import pandas as pd
 from benchsite.records import Finding, RenderedPage
 from benchsite.site import FAILED, EvidenceLink, FindingView, Site, slug
 from benchsite.tables import fold
-from benchsite.units import natural_key
+from benchsite.units import natural_key, plural
 
 
 @dataclass(frozen=True)
 class Measured:
     """When and where the store was measured: hosts, devices, runs, rows and the time span.
-    In a fleet (``hosts_total`` above :data:`~benchsite.tables.fold.FLEET_HOSTS`) ``hosts``
-    names each hardware with its number of hosts and ``devices`` each device model with its
-    number of devices, rather than hundreds of names."""
+    In a fleet (:func:`benchsite.tables.fold.is_fleet`) ``hosts`` names each hardware with its
+    number of hosts and ``devices`` each device model with its number of devices, rather than
+    hundreds of names; ``hosts_total`` counts the hosts either way."""
 
     hosts: list[str]
     devices: list[str]
@@ -35,8 +35,8 @@ class Measured:
     rows: int
     first: str
     last: str
-    hosts_total: int = 0
-    fleet: bool = False
+    hosts_total: int
+    fleet: bool
 
 @dataclass(frozen=True)
 class WorkloadSummary:
@@ -99,14 +99,13 @@ def measured(site: Site) -> Measured:
     pairs = {(str(h), str(d)) for h, d in zip(ran["host"], ran["device"], strict=True)}
     ordered = sorted(pairs, key=lambda pair: (natural_key(pair[0]), natural_key(pair[1])))
     devices = [f"{host} · {device}" for host, device in ordered]
-    fleet = len(hosts) > fold.FLEET_HOSTS
+    fleet = fold.is_fleet(results)
     if fleet:
         hosts = sorted(set(fold.hardware_names(ran).values()))
-        models = ran.drop_duplicates(["host", "device"])
-        named = models["device_model"].where(models["device_model"].notna(), models["device"])
-        counted = named.astype(str).value_counts().sort_index()
-        devices = [f"{model} ({count} device{'s' if count > 1 else ''})"
-                   for model, count in counted.items()]  # fmt: skip
+        models = fold.device_models(ran.drop_duplicates(["host", "device"])).astype(str)
+        counted = models.value_counts()
+        devices = [f"{model} ({plural(count, 'device')})"
+                   for model, count in counted.sort_index().items()]  # fmt: skip
     return Measured(
         hosts=hosts,
         devices=devices,

@@ -33,10 +33,20 @@ FLEET_HOSTS = 12  # more hosts than this make a fleet, folded by hardware (the c
 CASE = ["device", "workload", "case_key"]
 
 
+def is_fleet(rows: pd.DataFrame, limit: int = FLEET_HOSTS) -> bool:
+    """Whether ``rows`` come from more than ``limit`` hosts: a fleet, shown by hardware."""
+    return rows["host"].nunique() > limit
+
+
+def device_models(rows: pd.DataFrame) -> pd.Series:
+    """Each row's device model, or its device kind where the model is unknown."""
+    return rows["device_model"].where(rows["device_model"].notna(), rows["device_kind"])
+
+
 def fold_hosts(current: pd.DataFrame, limit: int = FLEET_HOSTS) -> pd.DataFrame:
     """``current`` (the newest row of every host, device and case) folded by hardware (see the
     module docstring); as it is when it holds ``limit`` hosts or fewer."""
-    if current["host"].nunique() <= limit:
+    if not is_fleet(current, limit):
         return current
     hardware = current["host"].map(hardware_names(current))
     ok = current["ok"].to_numpy(bool)
@@ -67,7 +77,7 @@ def hardware_names(current: pd.DataFrame) -> dict[str, str]:
     of hosts that share them (``Synthetic H200 + Synthetic Xeon (50 hosts)``); a hardware of
     one host is named by the host."""
     devices = current.drop_duplicates(["host", "device_kind", "device_model"])
-    models = devices["device_model"].where(devices["device_model"].notna(), devices["device_kind"])
+    models = device_models(devices)
     is_cpu = (devices["device_kind"].astype(str) == "cpu").to_numpy()  # sorts accelerators first
     per_host: dict[str, set[tuple[bool, str]]] = {}
     for host, cpu, model in zip(devices["host"], is_cpu, models.astype(str), strict=True):
