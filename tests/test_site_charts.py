@@ -262,3 +262,22 @@ def test_a_fleet_headline_shows_one_speedup_per_workload_and_model_with_the_host
         (f"H200 (cuda:0) · median of {hosts} hosts", 16.0, 10.0, 22.0)
     ]
     assert "hosts from 10×–22×" in describe.headline_text(top)
+
+
+def test_folding_hosts_is_a_sorted_group_by_median_min_and_max_that_skips_what_is_missing():
+    rng = np.random.default_rng(7)
+    n = 400
+    data = pd.DataFrame({
+        "series": [f"host-{h} · cuda:{h % 2}" for h in rng.integers(0, 14, n)],
+        "variant": rng.choice(["dtype=bf16", "dtype=fp32", None], n, p=[0.45, 0.45, 0.1]),
+        "axis_value": rng.choice([64.0, 512.0, 4096.0, math.nan], n, p=[0.3, 0.3, 0.3, 0.1]),
+        "median_s": np.where(rng.random(n) < 0.1, math.nan, rng.random(n)),
+    })  # fmt: skip
+    folded = charts.folded(data, "median_s")
+    device = data["series"].str.rsplit(" · ", n=1).str[-1]
+    grouped = data.assign(device=device).groupby(["device", "variant", "axis_value"])["median_s"]
+    expected = pd.DataFrame({"median_s": grouped.median(), "low": grouped.min(),
+                             "high": grouped.max()}).reset_index()  # fmt: skip
+    hosts = data["series"].str.rsplit(" · ", n=1).str[0].groupby(device).nunique()
+    expected["series"] = [f"{d} · median of {hosts[d]} hosts" for d in expected["device"]]
+    pd.testing.assert_frame_equal(folded, expected.drop(columns=["device"]), check_dtype=False)

@@ -12,6 +12,7 @@ its whole schema, ~15 ms each, which made chart building a large part of a site 
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable
 from typing import Any, ParamSpec, TypeVar
 
@@ -203,28 +204,50 @@ def facet(chart: alt.TopLevelMixin, by: alt.Facet, columns: int) -> alt.FacetCha
 
 def folded(data: pd.DataFrame, value: str, *, keys: tuple[str, ...] = ()) -> pd.DataFrame:
     """``data`` as it is when it draws at most :data:`MAX_SERIES` lines and :data:`MAX_POINTS`
-    points; otherwise one line per
-    device over every host instead of one per host and device: at each point the median of
+    points; otherwise one line per device over every host instead of one per host and
+    device: at each point the median of
     the hosts' ``value`` and, as ``low``/``high``, the fastest and slowest host, the line
     labelled ``<device> · median of N hosts``. A device is its model where ``data`` has a
     ``model`` column, else its name (``cuda:0``). ``keys``: more columns that tell lines apart
-    (a memory metric)."""
+    (a memory metric).
+
+    Grouped in plain Python, as a pandas group-by with ``sort=True`` (rows with a missing key
+    left out, missing values skipped): for the few hundred rows of a chart, pandas' group-by,
+    reset and relabelling cost ~7 ms, and a big store's site folds a few hundred charts."""
     if data["series"].nunique() <= MAX_SERIES and len(data) <= MAX_POINTS:
         return data
-    parts = [str(series).rsplit(" · ", 1) for series in data["series"]]
-    device = data["model"].astype(str).tolist() if "model" in data else [p[-1] for p in parts]
-    hosts = pd.Series([p[0] for p in parts]).groupby(device).nunique()
-    columns = {"device": device, **{key: data[key].to_numpy() for key in keys}}
+    hosts = [str(series).rsplit(" · ", 1) for series in data["series"].tolist()]
+    device = data["model"].astype(str).tolist() if "model" in data else [h[-1] for h in hosts]
     along = ["variant", "axis_value"] if "axis_value" in data else ["variant"]
-    frame = pd.DataFrame({**columns, **{key: data[key].to_numpy() for key in along},
-                          value: data[value].to_numpy(float)})  # fmt: skip
-    values = frame.groupby(["device", *keys, *along], sort=True)[value]
-    out = pd.DataFrame({value: values.median(), "low": values.min(), "high": values.max()})
-    out = out.reset_index()
-    out["series"] = (
-        out["device"] + " · median of " + out["device"].map(hosts).astype(str) + " hosts"
-    )
-    return out.drop(columns=["device"])
+    by = [device, *(data[name].tolist() for name in (*keys, *along))]
+    groups: dict[tuple[Any, ...], list[float]] = {}
+    hosts_of: dict[str, set[str]] = {}
+    numbers = data[value].to_numpy(float).tolist()
+    for key, number, host in zip(zip(*by, strict=True), numbers, hosts, strict=True):
+        hosts_of.setdefault(key[0], set()).add(host[0])
+        if not any(is_missing(part) for part in key):
+            groups.setdefault(key, []).append(number)
+    ordered = sorted(groups)
+    columns = {name: [key[i] for key in ordered] for i, name in enumerate((*keys, *along), 1)}
+    spread = [_spread(groups[key]) for key in ordered]
+    median, low, high = ([numbers[i] for numbers in spread] for i in range(3))
+    labels = [f"{key[0]} · median of {len(hosts_of[key[0]])} hosts" for key in ordered]
+    return pd.DataFrame({**columns, value: median, "low": low, "high": high, "series": labels})
+
+
+def is_missing(value: Any) -> bool:
+    """``pd.isna`` of one value, at a tenth of its cost."""
+    return value is None or value is pd.NA or (isinstance(value, float) and value != value)
+
+
+def _spread(numbers: list[float]) -> tuple[float, float, float]:
+    """Median, lowest and highest of ``numbers``, missing ones skipped (NaN if none is left)."""
+    present = sorted(n for n in numbers if n == n)
+    if not present:
+        return math.nan, math.nan, math.nan
+    middle = len(present) // 2
+    median = present[middle] if len(present) % 2 else (present[middle - 1] + present[middle]) / 2
+    return median, present[0], present[-1]
 
 
 def _device_color() -> alt.Color:

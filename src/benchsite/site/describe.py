@@ -13,6 +13,7 @@ from typing import Any
 import pandas as pd
 
 from benchsite.site import charts
+from benchsite.site.charts import is_missing
 from benchsite.units import format_bytes, format_number, format_rate_in, format_seconds
 
 XText = Callable[[Any], str]  # an axis value in words: ``1 GiB`` for a copy's size
@@ -25,24 +26,20 @@ def _ends(frame: pd.DataFrame, value: str, fmt: object, x_text: XText = format_n
     groups: dict[tuple[Any, Any], list[tuple[Any, Any]]] = {}
     columns = (frame[name].tolist() for name in ("series", "variant", "axis_value", value))
     for series, variant, x, y in zip(*columns, strict=True):
-        if not (_missing(series) or _missing(variant)):  # as a group-by: rows without a key go
+        if not (is_missing(series) or is_missing(variant)):  # as a group-by: keyless rows go
             groups.setdefault((series, variant), []).append((x, y))
     parts = []
     for (series, variant), points in sorted(groups.items(), key=lambda item: item[0]):
-        points.sort(key=lambda point: (_missing(point[0]), 0 if _missing(point[0]) else point[0]))
-        xs = [x for x, _ in points if not _missing(x)] or [math.nan]
-        ys = [y for _, y in points if not _missing(y)] or [math.nan]
+        points.sort(key=lambda point: (is_missing(point[0]), 0 if is_missing(point[0])
+                                       else point[0]))  # fmt: skip
+        xs = [x for x, _ in points if not is_missing(x)] or [math.nan]
+        ys = [y for _, y in points if not is_missing(y)] or [math.nan]
         label = series if variant == "all" else f"{series} ({variant})"
         text = f"{fmt(ys[0])} at {x_text(xs[0])}"  # type: ignore[operator]
         if len(points) > 1:
             text += f" → {fmt(ys[-1])} at {x_text(xs[-1])}"  # type: ignore[operator]
         parts.append(f"{label}: {text}")
     return "; ".join(parts)
-
-
-def _missing(value: Any) -> bool:
-    """``pd.isna`` of one value, at a tenth of its cost."""
-    return value is None or value is pd.NA or (isinstance(value, float) and value != value)
 
 
 def time_text(frame: pd.DataFrame, axis: str, x_text: XText = format_number) -> str:
