@@ -65,11 +65,11 @@ def render(site: Site) -> list[RenderedPage]:
     sides, pairs, cases, store_sides = {}, {}, 0, comparing.Sides(rows)
     for base, new in chosen_pairs(rows):
         one, two = store_sides[base], store_sides[new]
-        count = len(comparing.matched(one, two))
-        if not count or cases + count > MAX_CASES:
+        merged = comparing.matched(one, two)
+        if merged.empty or cases + len(merged) > MAX_CASES:
             continue  # nothing in common, or over the page's budget: `benchsite compare` has it
-        cases += count
-        table = comparing.compare(one, two)
+        cases += len(merged)
+        table = comparing.compared(merged)
         sides.update({s.name: f"{s.name} ({s.kind})" for s in (one, two)})
         pairs[f"{one.name}{SEPARATOR}{two.name}"] = pair_data(table, one, two)
     groups = sorted(comparing.hardware_groups(rows).items())

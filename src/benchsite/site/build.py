@@ -183,13 +183,13 @@ def render_pages(
 
     Pages render side by side, in processes forked from this one (:mod:`.processes`), because
     one after another they do not meet the target: on the 100,000 rows of
-    ``benchmarks/site_build.py`` they take ~5 s of CPU against a rebuild that must stay under
+    ``benchmarks/site_build.py`` they take ~10 s of CPU against a rebuild that must stay under
     8 s. Each worker writes its page's files itself: only their paths come back, not the
-    ~200 MB of HTML, which pickling through the pool cost ~1 s. Pages differ tenfold in cost:
-    with two workers per core the system shares the cores out, where one per core left one
-    worker with two big pages and the other idle. Where workers cannot be forked (they would
-    start without the site), pages render here."""
-    workers = min(len(pages), 2 * cores())
+    ~200 MB of HTML, which pickling through the pool cost ~1 s. One worker per core: pages
+    differ tenfold in cost, but each goes to the next free worker, and two workers per core
+    (tried) took ~1 s and ~2 CPU-s more there, sharing the cores and their caches. Where
+    workers cannot be forked (they would start without the site), pages render here."""
+    workers = min(len(pages), cores())
     if workers <= 1 or not forks():
         return [render_page(site, page, staging.folder, options.strict) for page in pages]
     adopt = (site, pages, staging.folder, options.strict)  # inherited by each forked worker
