@@ -6,14 +6,16 @@ from __future__ import annotations
 import re
 import shutil
 from pathlib import Path
+from types import SimpleNamespace
 
 import pandas as pd
 import pytest
+from benchsite.plugins.pages import runs as runs_page
 from conftest import EXAMPLE_RESULTS
 
 from benchsite import store
 from benchsite.errors import PluginError
-from benchsite.records import RenderedPage
+from benchsite.records import Page, RenderedPage
 from benchsite.runner import RunReport
 from benchsite.site import BuildOptions, build_site
 from benchsite.site import build as build_module
@@ -223,6 +225,39 @@ def test_a_page_cannot_write_outside_the_site(tmp_path):
     assert build_module.write_file(site, RenderedPage("a/../inside.html", "x")) == "a/../inside.html"
     assert (site / "inside.html").read_text() == "x"
     assert not (tmp_path / "escape.html").exists()
+
+
+def test_a_page_that_yields_its_files_has_each_written_as_it_comes_and_none_left_if_it_fails(
+    tmp_path,
+):
+    site = SimpleNamespace(charts={})  # all render_page reads of the site: its charts
+
+    def pages(fail: bool):
+        for n in range(3):
+            if fail and n == 2:
+                raise RuntimeError("the third page broke")
+            yield RenderedPage(f"many/page-{n}.html", f"page {n}")
+            assert (tmp_path / "ok" / f"many/page-{n}.html").exists() or fail  # written already
+
+    good = build_module.render_page(site, Page("many", lambda _: pages(False)),
+                                    tmp_path / "ok", strict=False)  # fmt: skip
+    assert good.error is None and good.files == [f"many/page-{n}.html" for n in range(3)]
+    failed = build_module.render_page(site, Page("many", lambda _: pages(True)),
+                                      tmp_path / "bad", strict=False)  # fmt: skip
+    assert failed.files == [] and "the third page broke" in failed.error
+    assert not list((tmp_path / "bad").rglob("*.html"))  # the two it had written are gone
+    with pytest.raises(PluginError, match=r"page many failed: .*the third page broke"):
+        build_module.render_page(site, Page("many", lambda _: pages(True)),
+                                 tmp_path / "strict", strict=True)  # fmt: skip
+
+
+def test_run_pages_are_made_a_batch_of_whole_runs_at_a_time():
+    ordered = pd.DataFrame({"run_id": ["a"] * 3 + ["b"] * 4 + ["c"] * 1 + ["d"] * 5})
+    batches = list(runs_page.whole_runs(ordered, 4))
+    assert [b["run_id"].tolist() for b in batches] == [
+        ["a"] * 3 + ["b"] * 4, ["c"] * 1 + ["d"] * 5]  # fmt: skip
+    assert [len(b) for b in runs_page.whole_runs(ordered, 1)] == [3, 4, 1, 5]
+    assert [len(b) for b in runs_page.whole_runs(ordered, 100)] == [13]
 
 
 def test_rebuild_removes_files_the_previous_build_wrote_and_no_longer_writes(tmp_path):

@@ -3,10 +3,12 @@ every row it stored (each with its anchor, so findings can link to any row)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
+import numpy as np
 import pandas as pd
 
 from benchsite import Page, RenderedPage, hookimpl
@@ -72,7 +74,9 @@ def register_pages() -> list[Page]:
     return [Page(name="runs", nav="Runs", order=70, render=render)]
 
 
-def render(site: Site) -> list[RenderedPage]:
+def render(site: Site) -> Iterator[RenderedPage]:
+    """The runs table, then each run's pages, made a batch of runs at a time and yielded as
+    they are made: a fleet's million rows as case-table lines and HTML at once held ~1.4 GB."""
     from benchsite.site import CaseTable, case_table, charts, describe
 
     table = site.tables.runs
@@ -80,17 +84,30 @@ def render(site: Site) -> list[RenderedPage]:
     rows = {str(run.run_id): run_row(site, run, changes.get(str(run.run_id)))
             for run in table.itertuples()}  # fmt: skip
     chart = site.chart(charts.runs_chart(table), "Runs over time", describe.runs_text(table))
-    pages = runs_pages(site, list(rows.values()), chart)
+    yield from runs_pages(site, list(rows.values()), chart)
     run_hrefs = {run_id: row.href for run_id, row in rows.items()}
-    ordered = run_order(site.results)
-    # one table for every row (made a column at a time, it costs per call, not only per row),
-    # then each run's lines: its rows, in frame order
-    lines = case_table(ordered, run_hrefs).rows
-    positions = pd.Series(range(len(ordered)), index=ordered.index)
-    for run_id, group in positions.groupby(ordered["run_id"].to_numpy(), sort=False):
-        table = CaseTable([lines[at] for at in group])
-        pages.extend(run_pages(site, rows[str(run_id)], table))
-    return pages
+    for batch in whole_runs(run_order(site.results), BATCH_ROWS):
+        # one table for a batch's rows (made a column at a time, it costs per call, not only
+        # per row), then each run's lines: its rows, in frame order
+        lines = case_table(batch, run_hrefs).rows
+        positions = pd.Series(range(len(batch)), index=batch.index)
+        for run_id, group in positions.groupby(batch["run_id"].to_numpy(), sort=False):
+            yield from run_pages(site, rows[str(run_id)], CaseTable([lines[at] for at in group]))
+
+
+BATCH_ROWS = 50_000  # rows made into case-table lines at once
+
+
+def whole_runs(ordered: pd.DataFrame, rows: int) -> Iterator[pd.DataFrame]:
+    """``ordered`` (each run's rows together) in slices of whole runs, each of at least
+    ``rows`` rows but the last, and of one run where a run alone has more."""
+    runs = ordered["run_id"].to_numpy()
+    firsts = [0, *(np.flatnonzero(runs[1:] != runs[:-1]) + 1).tolist()]
+    start = 0
+    for first in [*firsts[1:], len(ordered)]:
+        if first - start >= rows or first == len(ordered):
+            yield ordered.iloc[start:first]
+            start = first
 
 
 def runs_pages(site: Site, runs: list[RunRow], chart: ChartView) -> list[RenderedPage]:

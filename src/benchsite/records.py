@@ -9,7 +9,7 @@ from __future__ import annotations
 import abc
 import itertools
 import warnings
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import InitVar, dataclass, field
 from typing import Any
 
@@ -216,8 +216,9 @@ class Analysis:
 
 @dataclass(frozen=True)
 class Page:
-    """A page of the site. ``render(site)`` returns a list of :class:`RenderedPage` (one page
-    may expand into several, like one page per workload). ``nav`` is the label in the
+    """A page of the site. ``render(site)`` returns its files, :class:`RenderedPage` records, in
+    a list or any iterable (one page may expand into several, like one page per workload; a
+    generator that yields each file as it is made keeps thousands from being held at once). ``nav`` is the label in the
     navigation (``None`` to stay out of it) and ``order`` its position. ``path`` is the file the
     navigation links to, relative to the site root (default ``<name>.html``). Every page renders
     after the analyses, with every finding.
@@ -226,7 +227,7 @@ class Page:
     :class:`DeprecationWarning`, until the next release."""
 
     name: str
-    render: Callable[[Any], list[RenderedPage]]
+    render: Callable[[Any], Iterable[RenderedPage]]
     nav: str | None = None
     order: int = 100
     path: str | None = None

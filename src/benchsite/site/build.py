@@ -198,16 +198,19 @@ def render_pages(
 
 
 def render_page(site: Site, page: Page, folder: Path, strict: bool) -> PageOutput:
-    """Render one page and write its files into ``folder``; a page that raises writes none and
-    gives its error (fatal with ``strict``)."""
-    known = len(site.charts)
+    """Render one page and write its files into ``folder``, each as it comes (a page may yield
+    them: one of thousands of files then never holds them all); a page that raises leaves none
+    of its files there and gives its error (fatal with ``strict``)."""
+    known, written = len(site.charts), []
     try:
-        files = page.render(site)
+        for file in page.render(site):
+            written.append(write_file(folder, file))
     except Exception as exc:
+        for path in written:
+            (folder / path).unlink(missing_ok=True)
         if strict:
             raise PluginError(f"page {page.name} failed: {describe_exception(exc)}") from exc
         return PageOutput(page.name, [], error=describe_exception(exc))
-    written = [write_file(folder, file) for file in files]
     return PageOutput(page.name, written, list(site.charts.values())[known:])
 
 

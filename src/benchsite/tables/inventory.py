@@ -31,17 +31,19 @@ def peaks(frame: pd.DataFrame) -> pd.DataFrame:
     A row whose validity flags say it measured something else (a cache, launch overhead, a
     missing synchronization) stands only where nothing else was measured: a CPU copy of 1 MiB
     at 192 GB/s out of its cache is no peak of its memory."""
-    good = frame[frame["ok"].to_numpy(bool)]
-    doubtful = [bool(NOT_A_PEAK & set(flags)) for flags in good["flags"]]
-    good = good.assign(doubtful=doubtful)
+    keys, ok = ["host", "device", "workload", "params_obj", "row_id"], frame["ok"].to_numpy(bool)
+    good = frame.loc[ok, [*keys, *(column for column, _ in RATES)]]
+    flags = frame.loc[ok, "flags"]
+    doubtful = {codes: bool(NOT_A_PEAK & set(codes)) for codes in set(flags)}
+    good = good.assign(doubtful=[doubtful[codes] for codes in flags])
     rows = []
-    for column, unit in RATES:
-        measured = good[good[column].notna()]
+    for column, unit in RATES:  # each sorted with only the columns it keeps
+        measured = good.loc[good[column].notna(), [*keys, "doubtful", column]]
         if measured.empty:
             continue
         ranked = measured.sort_values(["doubtful", column], ascending=[True, False], kind="stable")
         best = ranked.drop_duplicates(["host", "device", "workload"], keep="first")
-        chosen = best[["host", "device", "workload", "params_obj", "row_id"]]
+        chosen = best[keys]
         rows.append(chosen.assign(rate=best[column], unit=unit))
     if not rows:
         return pd.DataFrame(columns=["host", "device", "workload", "rate", "unit", "row_id"])

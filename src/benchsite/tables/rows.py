@@ -49,10 +49,10 @@ def prepare(results: pd.DataFrame) -> pd.DataFrame:
     frame["series"] = series(frame)
     frame["flags"] = _flags(frame)
     frame["ok"] = (frame["status"] == "ok") & (frame["median_s"].fillna(0) > 0)
-    frame["reasons"] = [
-        tuple(code for code in flags if code in SUSPECT_FLAGS) if ok else ()
-        for flags, ok in zip(frame["flags"], frame["ok"], strict=True)
-    ]
+    suspect = {flags: tuple(code for code in flags if code in SUSPECT_FLAGS)
+               for flags in set(frame["flags"])}  # each distinct set of flags once
+    frame["reasons"] = [suspect[flags] if ok else ()
+                        for flags, ok in zip(frame["flags"], frame["ok"], strict=True)]
     frame["suspect"] = frame["reasons"].map(bool) & frame["ok"]
     return frame
 
@@ -102,10 +102,21 @@ def _param_text(value: Any) -> str:
 
 
 def _flags(frame: pd.DataFrame) -> list[tuple[str, ...]]:
-    """Validity flags per row (added by a ``prepare_results`` plugin), as tuples of codes."""
+    """Validity flags per row (added by a ``prepare_results`` plugin), as tuples of codes; a
+    tuple or text that repeats from row to row is read once (rows with the same tuple of flags
+    share it)."""
     if "flags" not in frame.columns:
         return [()] * len(frame)
-    return [flag_tuple(value) for value in frame["flags"]]
+    read: dict[Any, tuple[str, ...]] = {}
+    out = []
+    for value in frame["flags"]:
+        if not isinstance(value, tuple | str):
+            out.append(flag_tuple(value))
+        elif value in read:
+            out.append(read[value])
+        else:
+            out.append(read.setdefault(value, flag_tuple(value)))
+    return out
 
 
 def flag_tuple(value: Any) -> tuple[str, ...]:
