@@ -9,7 +9,7 @@ from benchsite.analysis import prepare_results
 from benchsite.plugin_manager import load_plugins
 
 
-def _flags(rows: list[dict], tmp_path) -> dict[str, list[str]]:
+def _flags(rows: list[dict], tmp_path) -> dict[str, tuple[str, ...]]:
     """Flags by workload (the GPU row's where a workload has a CPU and a GPU row)."""
     results = prepare_results(load_plugins(), frame(rows, tmp_path))  # real hook chain
     results = results.sort_values("device_kind", key=lambda kind: kind != "cpu", kind="stable")
@@ -32,13 +32,13 @@ def test_each_flag_fires_where_it_should(tmp_path):
         row("mixed", "cuda:0", 1e-3, {"size": 64, "precision": "fp16"}),
     ]
     flags = _flags(rows, tmp_path)
-    assert flags["clean"] == []
+    assert flags["clean"] == ()
     for code in ("above-peak", "in-cache", "launch-bound", "noisy", "clock-throttled",
                  "cpu-not-all-cores"):
         assert code in flags[code], code
-    assert flags["slow-clock"] == ["clock-throttled"]
-    assert flags["idle-only"] == [] and flags["pinned-threads"] == []
-    assert flags["mixed"] == ["precision-mismatch"]  # on the GPU row
+    assert flags["slow-clock"] == ("clock-throttled",)
+    assert flags["idle-only"] == () and flags["pinned-threads"] == ()
+    assert flags["mixed"] == ("precision-mismatch",)  # on the GPU row
     assert GPU_INFO["l2_cache_bytes"] > 2**20 and CPU_INFO["usable_cpus"] == 16
 
 
@@ -50,8 +50,8 @@ def test_a_copy_faster_than_hbm_is_in_cache_when_it_fits_the_cache_and_above_pea
                    tmp_path / "small")
     large = _flags([row("copy", "cuda:0", 1e-3, {"size": hbm // 2}, bytes=hbm, gbps=5100.0)],
                    tmp_path / "large")
-    assert small["copy"] == ["in-cache"]
-    assert large["copy"] == ["above-peak"]
+    assert small["copy"] == ("in-cache",)
+    assert large["copy"] == ("above-peak",)
 
 
 def test_validity_summary_counts_flags_with_their_rows(tmp_path):

@@ -175,6 +175,6 @@ def test_unstable_and_busy_rows_are_flagged(tmp_path):
     ]  # fmt: skip
     results = prepare_results(load_plugins(), frame(rows, tmp_path))
     flags = dict(zip(results["workload"], results["flags"], strict=True))
-    assert flags["steady"] == [] and flags["quiet"] == []
-    assert flags["drifted"] == ["unstable"]
-    assert "busy" in flags["busy-before"] and flags["busy-during"] == ["busy"]
+    assert flags["steady"] == () and flags["quiet"] == ()
+    assert flags["drifted"] == ("unstable",)
+    assert "busy" in flags["busy-before"] and flags["busy-during"] == ("busy",)
