@@ -23,6 +23,7 @@ from benchsite.tables import (
     Tables,
     precision_of,  # noqa: F401 - re-exported: the tables define it
 )
+from benchsite.tables.rows import each_once
 from benchsite.tables.speedups import without  # noqa: F401 - likewise
 from benchsite.units import (  # noqa: F401 - short_answer: the analyses' import place
     SHORT_BULLETS,
@@ -68,16 +69,7 @@ def decoded(frame: pd.DataFrame) -> pd.DataFrame:
 def _load_each(texts: Iterable[Any]) -> list[dict[str, Any]]:
     """:func:`_load` of every value; each distinct text is decoded once (a store repeats the
     same parameters and device info across runs), so rows with equal text share one dict."""
-    loaded: dict[str, dict[str, Any]] = {}
-    out = []
-    for text in texts:
-        if not isinstance(text, str):
-            out.append(_load(text))
-        elif text in loaded:
-            out.append(loaded[text])
-        else:
-            out.append(loaded.setdefault(text, _load(text)))
-    return out
+    return each_once(texts, _load)
 
 
 def _load(text: Any) -> dict[str, Any]:

@@ -12,11 +12,13 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, TypeVar
 
 import pandas as pd
 
 from benchsite import store
+
+T = TypeVar("T")
 
 CASE_KEYS = ["host", "device", "workload", "case_key"]
 RATES = (("tflops", "TFLOP/s"), ("gbps", "GB/s"), ("items_per_s", "items/s"))
@@ -102,20 +104,25 @@ def _param_text(value: Any) -> str:
 
 
 def _flags(frame: pd.DataFrame) -> list[tuple[str, ...]]:
-    """Validity flags per row (added by a ``prepare_results`` plugin), as tuples of codes; a
-    tuple or text that repeats from row to row is read once (rows with the same tuple of flags
-    share it)."""
+    """Validity flags per row (added by a ``prepare_results`` plugin), as tuples of codes."""
     if "flags" not in frame.columns:
         return [()] * len(frame)
-    read: dict[Any, tuple[str, ...]] = {}
+    return each_once(frame["flags"], flag_tuple, tuple | str)
+
+
+def each_once(values: Iterable[Any], read: Callable[[Any], T], kinds: Any = str) -> list[T]:
+    """``read(value)`` of every value; a value of ``kinds`` (hashable) that repeats is read
+    once, and every row that has it shares the result: a store repeats the same texts (and a
+    plugin the same tuples) across runs and hosts, and a fleet has a million rows."""
+    done: dict[Any, T] = {}
     out = []
-    for value in frame["flags"]:
-        if not isinstance(value, tuple | str):
-            out.append(flag_tuple(value))
-        elif value in read:
-            out.append(read[value])
+    for value in values:
+        if not isinstance(value, kinds):
+            out.append(read(value))
+        elif value in done:
+            out.append(done[value])
         else:
-            out.append(read.setdefault(value, flag_tuple(value)))
+            out.append(done.setdefault(value, read(value)))
     return out
 
 
