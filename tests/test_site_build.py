@@ -353,3 +353,22 @@ def test_a_theme_overrides_the_case_table_on_its_own(tmp_path):
     html = (out / "workloads" / "matmul.html").read_text()
     assert '<p class="mine" id="row-' in html and "<table class=\"cases\">" not in html
     assert "items/s" in html
+
+
+def test_case_table_cells_are_escaped_unless_no_text_needs_it():
+    from benchsite.site import case_table
+
+    rows = pd.DataFrame({
+        "row_id": ["r1", "r2"], "workload": ["<b>mm</b>", "mm"], "host": ["lab & co", "lab"],
+        "device": ["cpu", "cpu"], "params_text": ['size=1, name="x"', "size=2"],
+        "status": ["ok", "ok"], "median_s": [1e-3, 2e-3], "ci_low_s": [1e-3, 2e-3],
+        "ci_high_s": [1e-3, 2e-3], "iqr_s": [0.0, 0.0], "n_samples": [5, 5],
+        "calls_per_sample": [1, 1], "flags": [("noisy",), ()], "tflops": [None, None],
+        "gbps": [None, None], "items_per_s": [None, None], "error": [None, None],
+        "run_id": ["a", "a"], "timestamp": pd.to_datetime(["2026-01-01", "2026-01-02"], utc=True),
+    })  # fmt: skip
+    first, second = case_table(rows, {"a": "runs/a.html"}).rows
+    assert (first.workload, first.host, first.params) == (
+        "&lt;b&gt;mm&lt;/b&gt;", "lab &amp; co", "size=1, name=&quot;x&quot;")
+    assert (second.row_id, second.workload, second.params) == ("r2", "mm", "size=2")
+    assert first.flags == ("noisy",) and second.flags == ()
