@@ -218,10 +218,10 @@ class Analysis:
 class Page:
     """A page of the site. ``render(site)`` returns its files, :class:`RenderedPage` records, in
     a list or any iterable (one page may expand into several, like one page per workload; a
-    generator that yields each file as it is made keeps thousands from being held at once). ``nav`` is the label in the
-    navigation (``None`` to stay out of it) and ``order`` its position. ``path`` is the file the
-    navigation links to, relative to the site root (default ``<name>.html``). Every page renders
-    after the analyses, with every finding.
+    generator that yields each file as it is made keeps thousands from being held at once).
+    ``nav`` is the label in the navigation (``None`` to stay out of it) and ``order`` its
+    position. ``path`` is the file the navigation links to, relative to the site root (default
+    ``<name>.html``). Every page renders after the analyses, with every finding.
 
     ``needs_findings`` is deprecated and ignored: still accepted, with a
     :class:`DeprecationWarning`, until the next release."""

@@ -204,12 +204,11 @@ def facet(chart: alt.TopLevelMixin, by: alt.Facet, columns: int) -> alt.FacetCha
 
 def folded(data: pd.DataFrame, value: str, *, keys: tuple[str, ...] = ()) -> pd.DataFrame:
     """``data`` as it is when it draws at most :data:`MAX_SERIES` lines and :data:`MAX_POINTS`
-    points; otherwise one line per device over every host instead of one per host and
-    device: at each point the median of
-    the hosts' ``value`` and, as ``low``/``high``, the fastest and slowest host, the line
-    labelled ``<device> · median of N hosts``. A device is its model where ``data`` has a
-    ``model`` column, else its name (``cuda:0``). ``keys``: more columns that tell lines apart
-    (a memory metric).
+    points; otherwise one line per device over every host instead of one per host and device:
+    at each point the median of the hosts' ``value`` and, as ``low``/``high``, the fastest and
+    slowest host, the line labelled ``<device> · median of N hosts``. A device is its model
+    where ``data`` has a ``model`` column, else its name (``cuda:0``). ``keys``: more columns
+    that tell lines apart (a memory metric).
 
     Grouped in plain Python, as a pandas group-by with ``sort=True`` (rows with a missing key
     left out, missing values skipped): for the few hundred rows of a chart, pandas' group-by,
@@ -230,7 +229,7 @@ def folded(data: pd.DataFrame, value: str, *, keys: tuple[str, ...] = ()) -> pd.
     ordered = sorted(groups)
     columns = {name: [key[i] for key in ordered] for i, name in enumerate((*keys, *along), 1)}
     spread = [_spread(groups[key]) for key in ordered]
-    median, low, high = ([numbers[i] for numbers in spread] for i in range(3))
+    median, low, high = ([three[i] for three in spread] for i in range(3))
     labels = [f"{key[0]} · median of {len(hosts_of[key[0]])} hosts" for key in ordered]
     return pd.DataFrame({**columns, value: median, "low": low, "high": high, "series": labels})
 

@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 
 from benchsite import store
-from benchsite.tables.rows import RATES
+from benchsite.tables.rows import RATES, each_once
 
 
 def devices(frame: pd.DataFrame) -> pd.DataFrame:
@@ -33,9 +33,9 @@ def peaks(frame: pd.DataFrame) -> pd.DataFrame:
     at 192 GB/s out of its cache is no peak of its memory."""
     keys, ok = ["host", "device", "workload", "params_obj", "row_id"], frame["ok"].to_numpy(bool)
     good = frame.loc[ok, [*keys, *(column for column, _ in RATES)]]
-    flags = frame.loc[ok, "flags"]
-    doubtful = {codes: bool(NOT_A_PEAK & set(codes)) for codes in set(flags)}
-    good = good.assign(doubtful=[doubtful[codes] for codes in flags])
+    doubtful = each_once(frame.loc[ok, "flags"], lambda codes: bool(NOT_A_PEAK & set(codes)),
+                         tuple)  # fmt: skip
+    good = good.assign(doubtful=doubtful)
     rows = []
     for column, unit in RATES:  # each sorted with only the columns it keeps
         measured = good.loc[good[column].notna(), [*keys, "doubtful", column]]

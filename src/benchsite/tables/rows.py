@@ -51,12 +51,14 @@ def prepare(results: pd.DataFrame) -> pd.DataFrame:
     frame["series"] = series(frame)
     frame["flags"] = _flags(frame)
     frame["ok"] = (frame["status"] == "ok") & (frame["median_s"].fillna(0) > 0)
-    suspect = {flags: tuple(code for code in flags if code in SUSPECT_FLAGS)
-               for flags in set(frame["flags"])}  # each distinct set of flags once
-    frame["reasons"] = [suspect[flags] if ok else ()
-                        for flags, ok in zip(frame["flags"], frame["ok"], strict=True)]
+    suspect = each_once(frame["flags"], _suspect_codes, tuple)  # each distinct set of flags once
+    frame["reasons"] = [codes if ok else () for codes, ok in zip(suspect, frame["ok"], strict=True)]
     frame["suspect"] = frame["reasons"].map(bool) & frame["ok"]
     return frame
+
+
+def _suspect_codes(flags: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(code for code in flags if code in SUSPECT_FLAGS)
 
 
 def _decoded(frame: pd.DataFrame, column: str) -> pd.Series:
