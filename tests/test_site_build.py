@@ -233,23 +233,23 @@ def test_a_page_that_yields_its_files_has_each_written_as_it_comes_and_none_left
 ):
     site = SimpleNamespace(charts={})  # all render_page reads of the site: its charts
 
-    def pages(fail: bool):
+    def pages(folder, fail: bool):
         for n in range(3):
             if fail and n == 2:
                 raise RuntimeError("the third page broke")
             yield RenderedPage(f"many/page-{n}.html", f"page {n}")
-            assert (tmp_path / "ok" / f"many/page-{n}.html").exists() or fail  # written already
+            assert (folder / f"many/page-{n}.html").exists()  # written before the page goes on
 
-    good = build_module.render_page(site, Page("many", lambda _: pages(False)),
-                                    tmp_path / "ok", strict=False)  # fmt: skip
+    def page(folder, fail: bool) -> Page:
+        return Page("many", lambda _: pages(folder, fail))
+
+    good = build_module.render_page(site, page(tmp_path / "ok", False), tmp_path / "ok", False)
     assert good.error is None and good.files == [f"many/page-{n}.html" for n in range(3)]
-    failed = build_module.render_page(site, Page("many", lambda _: pages(True)),
-                                      tmp_path / "bad", strict=False)  # fmt: skip
+    failed = build_module.render_page(site, page(tmp_path / "bad", True), tmp_path / "bad", False)
     assert failed.files == [] and "the third page broke" in failed.error
     assert not list((tmp_path / "bad").rglob("*.html"))  # the two it had written are gone
     with pytest.raises(PluginError, match=r"page many failed: .*the third page broke"):
-        build_module.render_page(site, Page("many", lambda _: pages(True)),
-                                 tmp_path / "strict", strict=True)  # fmt: skip
+        build_module.render_page(site, page(tmp_path / "strict", True), tmp_path / "strict", True)
 
 
 def test_run_pages_are_made_a_batch_of_whole_runs_at_a_time():

@@ -95,17 +95,17 @@ def measured(site: Site) -> Measured:
     fleet, its hardware and device models, counted."""
     results = site.results
     ran = _ran(results)
-    hosts = sorted(map(str, results["host"].unique()), key=natural_key)
-    pairs = {(str(h), str(d)) for h, d in zip(ran["host"], ran["device"], strict=True)}
-    ordered = sorted(pairs, key=lambda pair: (natural_key(pair[0]), natural_key(pair[1])))
-    devices = [f"{host} · {device}" for host, device in ordered]
     fleet = fold.is_fleet(results)
     if fleet:
         hosts = sorted(set(fold.hardware_names(ran).values()))
         models = fold.device_models(ran.drop_duplicates(["host", "device"])).astype(str)
-        counted = models.value_counts()
         devices = [f"{model} ({plural(count, 'device')})"
-                   for model, count in counted.sort_index().items()]  # fmt: skip
+                   for model, count in models.value_counts().sort_index().items()]  # fmt: skip
+    else:
+        hosts = sorted(map(str, results["host"].unique()), key=natural_key)
+        pairs = {(str(h), str(d)) for h, d in zip(ran["host"], ran["device"], strict=True)}
+        ordered = sorted(pairs, key=lambda pair: (natural_key(pair[0]), natural_key(pair[1])))
+        devices = [f"{host} · {device}" for host, device in ordered]
     return Measured(
         hosts=hosts,
         devices=devices,

@@ -76,7 +76,7 @@ def render(site: Site) -> list[RenderedPage]:
     ran_on = set(zip(ran["host"].astype(str), ran["device"].astype(str), strict=True))
     devices = devices[np.array([(str(h), str(d)) in ran_on for h, d in
                                 zip(devices["host"], devices["device"], strict=True)], dtype=bool)]
-    names = fold.hardware_names(devices) if fold.is_fleet(devices) else {}
+    names = fold.hardware_names(devices) if fold.is_fleet(site.results) else {}  # as overview
     hardware = devices["host"].astype(str).map(lambda host: names.get(host, host))
     peaks = fitting(_by_hardware(peaks, names)) if names else peaks
     hosts = []

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import math
+import statistics
 from collections.abc import Callable
 from typing import Any, ParamSpec, TypeVar
 
@@ -244,9 +245,7 @@ def _spread(numbers: list[float]) -> tuple[float, float, float]:
     present = sorted(n for n in numbers if n == n)
     if not present:
         return math.nan, math.nan, math.nan
-    middle = len(present) // 2
-    median = present[middle] if len(present) % 2 else (present[middle - 1] + present[middle]) / 2
-    return median, present[0], present[-1]
+    return statistics.median(present), present[0], present[-1]
 
 
 def _device_color() -> alt.Color:
