@@ -28,7 +28,7 @@ from benchsite.site import assets, theme
 from benchsite.site.views import ChartView, EvidenceLink, FindingView, finding_view
 from benchsite.specs import ChartSpec, chart_spec
 from benchsite.tables import Tables
-from benchsite.tables.rows import run_order
+from benchsite.tables.rows import RUN_ORDER, run_order
 
 RUN_PAGE_ROWS = 400  # rows per run page (a longer run continues on numbered pages)
 WORKLOAD_TABLE_ROWS = 150  # a workload with more current rows lists them on the run pages
@@ -137,45 +137,44 @@ def row_links(site: Site) -> RowLinks:
     """Where each result row is shown: current rows on their workload page, every other row on
     its run's page (every row has an anchor ``row-<row_id>`` on its run page)."""
     results = site.results
-    ordered = run_order(results)
+    ordered = run_order(results[list(RUN_ORDER)])  # the order alone: no other column moved
     part = ordered.groupby("run_id", sort=False).cumcount() // RUN_PAGE_ROWS
-    texts = {name: results[name].astype(str) for name in LINK_COLUMNS}
-    current = texts["row_id"].isin(set(tabled(site.current)["row_id"].astype(str)))
+    row_ids = results["row_id"].astype(object).map(str)  # as pages look them up
+    current = row_ids.isin(set(tabled(site.current)["row_id"].astype(object).map(str))).to_numpy()
     # each distinct page's path worked out once: a row's own call cost ~1 µs, 100,000 times
-    runs = pd.DataFrame({"run": texts["run_id"], "part": part.reindex(results.index)})
-    run_pages = runs.groupby(["run", "part"], sort=False).ngroup()
+    runs = pd.DataFrame({"run": results["run_id"], "part": part.reindex(results.index)})
+    run_pages = runs.groupby(["run", "part"], sort=False).ngroup().to_numpy()
     paths = [site.run_path(run, int(n)) for run, n in runs.drop_duplicates().itertuples(False)]
-    pages = np.array(paths, dtype=object)[run_pages.to_numpy()]
-    workloads = texts["workload"].map(
-        {w: site.workload_path(w) for w in texts["workload"].unique()}
-    )
-    pages[current.to_numpy()] = workloads[current].to_numpy(object)
-    labels = (
-        texts["workload"] + " · " + texts["device"] + " · " + texts["params_text"]
-        + " (" + texts["host"] + ")"
-    )  # fmt: skip
+    pages = np.array(paths, dtype=object)[run_pages]
+    workloads = results["workload"][current]
+    pages[current] = workloads.map({w: site.workload_path(w) for w in workloads.unique()})
     return RowLinks(
-        dict(zip(texts["row_id"].tolist(), range(len(results)), strict=True)),
-        (pd.Series(pages, dtype=object) + "#row-" + texts["row_id"].to_numpy(object)).tolist(),
-        labels.tolist(),
+        dict(zip(row_ids.to_numpy(object).tolist(), range(len(results)), strict=True)),
+        pages,
+        tuple(results[name].to_numpy(object) for name in LABEL_COLUMNS),
     )
 
 
-LINK_COLUMNS = ("row_id", "workload", "run_id", "device", "params_text", "host")
+LABEL_COLUMNS = ("workload", "device", "params_text", "host")  # a link's label: w · d · p (h)
 
 
 @dataclass(frozen=True)
 class RowLinks(Mapping[str, EvidenceLink]):
     """Every row's :class:`EvidenceLink` by row id, made when asked for: a page wants only
-    the rows its findings cite, and a big store has 100,000 (as objects, ~0.6 s a build)."""
+    the rows its findings cite, and a big store has a million (their hrefs and labels made
+    ahead of time took ~4 s of a build, while no page ran)."""
 
     positions: dict[str, int]
-    hrefs: list[str]
-    labels: list[str]
+    pages: np.ndarray  # the page that shows each row
+    label_columns: tuple[np.ndarray, ...]  # :data:`LABEL_COLUMNS`
 
     def __getitem__(self, row_id: str) -> EvidenceLink:
         at = self.positions[row_id]
-        return EvidenceLink(self.hrefs[at], self.labels[at])
+        workload, device, params, host = self.label_columns
+        return EvidenceLink(
+            f"{self.pages[at]}#row-{row_id}",
+            f"{workload[at]} · {device[at]} · {params[at]} ({host[at]})",
+        )
 
     def __contains__(self, row_id: object) -> bool:
         return row_id in self.positions

@@ -169,9 +169,12 @@ def metric_frame(frame: pd.DataFrame, names: tuple[str, ...]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["index", "metric", "value"])
 
 
+RUN_ORDER = ("run_id", "workload", "device", "variant", "axis_value")
+
+
 def run_order(frame: pd.DataFrame) -> pd.DataFrame:
-    """Rows in the order run pages list them: by run, workload, device, variant, axis value."""
-    keys = ["run_id", "workload", "device", "variant", "axis_value"]
-    return frame.sort_values(keys, kind="stable")
+    """Rows in the order run pages list them: by run, workload, device, variant, axis value
+    (:data:`RUN_ORDER`)."""
+    return frame.sort_values(list(RUN_ORDER), kind="stable")
 
 
