@@ -3,6 +3,7 @@ relative links, page sizes and the downloadable data."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from pathlib import Path
@@ -15,9 +16,10 @@ from conftest import EXAMPLE_RESULTS
 
 from benchsite import store
 from benchsite.errors import PluginError
+from benchsite.plugin_manager import load_plugins
 from benchsite.records import Page, RenderedPage
 from benchsite.runner import RunReport
-from benchsite.site import BuildOptions, build_site
+from benchsite.site import BuildOptions, build_site, publish
 from benchsite.site import build as build_module
 
 NAV = (
@@ -275,6 +277,32 @@ def test_rebuild_removes_files_the_previous_build_wrote_and_no_longer_writes(tmp
         part.unlink()
     build_site(BuildOptions(results=results, out=out))
     assert not (out / "runs/r1.html").exists() and (out / "runs/r2.html").exists()
+
+
+def test_a_rebuild_hands_out_first_the_pages_that_took_longest_last_time(tmp_path, monkeypatch):
+    results, out = tmp_path / "results", tmp_path / "site"
+    shutil.copytree(EXAMPLE_RESULTS / "host=cpu-2core", results / "host=cpu-2core")
+    build_site(BuildOptions(results=results, out=out))
+    names = [page.name for page in build_module.ordered_pages(load_plugins(()))]
+    recorded = json.loads((out / publish.PAGE_SECONDS).read_text())
+    assert list(recorded) == names and all(value >= 0 for value in recorded.values())
+    assert publish.page_seconds(out) == recorded
+    # as if the data page took longest last time, then runs; the rest had no record then
+    (out / publish.PAGE_SECONDS).write_text(json.dumps({"overview": 0.1, "runs": 2, "data": 9}))
+    handed, real = [], build_module.in_processes
+
+    def spy(function, order, **options):
+        handed.extend(names[index] for index in order)
+        return real(function, order, **options)
+
+    monkeypatch.setattr(build_module, "in_processes", spy)
+    monkeypatch.setattr(build_module, "cores", lambda: 2)
+    report = build_site(BuildOptions(results=results, out=out))
+    unknown = [name for name in names if name not in ("overview", "runs", "data")]
+    assert handed == [*unknown, "data", "runs", "overview"] and not report.page_errors
+    assert list(json.loads((out / publish.PAGE_SECONDS).read_text())) == names  # page order
+    (out / publish.PAGE_SECONDS).write_text("{not json")
+    assert publish.page_seconds(out) == {} and publish.page_seconds(tmp_path / "none") == {}
 
 
 def test_no_store_at_the_default_place_runs_the_quick_suite_first_and_says_so(

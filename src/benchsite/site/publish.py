@@ -4,8 +4,9 @@ succeeded, under a lock that keeps two builds out of one folder.
 A build writes every file into ``.<name>.staging-<pid>`` next to the published folder
 ``<name>``. When it succeeded, :meth:`Staging.publish` carries the user's own files over (what
 is in the published folder but not in its manifest ``.benchsite-files``: a ``CNAME``, a
-``.git``), then renames the published folder aside (``.<name>.old-<pid>``) and the staging
-folder in, and deletes the old one. A build that fails or is interrupted deletes its staging
+``.git``) and notes how long each page took (``.benchsite-pages.json``: the next build hands
+out the longest first), then renames the published folder aside (``.<name>.old-<pid>``) and
+the staging folder in, and deletes the old one. A build that fails or is interrupted deletes its staging
 folder and leaves the published site as it was.
 
 The lock is ``.<name>.lock`` beside the folder, held with ``flock`` (``msvcrt.locking`` on
@@ -18,6 +19,7 @@ one was in) is cleaned up or put back first.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import signal
@@ -28,6 +30,7 @@ from pathlib import Path
 from benchsite.errors import BenchsiteError
 
 MANIFEST = ".benchsite-files"  # the files the build wrote, one a line; the rest is the user's
+PAGE_SECONDS = ".benchsite-pages.json"  # how long each page took: the next build's order
 
 
 @dataclass(frozen=True)
@@ -37,10 +40,14 @@ class Staging:
     out: Path
     folder: Path
 
-    def publish(self, written: set[str]) -> None:
-        """Carry the user's files over, write the manifest, swap the folders (see the module)."""
+    def publish(self, written: set[str], seconds: dict[str, float]) -> None:
+        """Carry the user's files over, write the manifest and how long each page took
+        (``seconds``, read by the next build: :func:`page_seconds`), swap the folders (see the
+        module)."""
         _carry_user_files(self.out, self.folder)
         (self.folder / MANIFEST).write_text("\n".join(sorted(written)) + "\n", encoding="utf-8")
+        times = json.dumps({name: round(value, 3) for name, value in seconds.items()}, indent=0)
+        (self.folder / PAGE_SECONDS).write_text(times + "\n", encoding="utf-8")
         aside = _beside(self.out, "old")
         with _signals_held():  # a Ctrl-C here would leave no folder at ``out`` until next build
             if self.out.exists():
@@ -66,6 +73,18 @@ def staged(out: Path) -> Iterator[Staging]:
             yield Staging(out, folder)
         finally:
             shutil.rmtree(folder, ignore_errors=True)  # gone already when published
+
+
+def page_seconds(out: Path) -> dict[str, float]:
+    """How long each page took in the build that published ``out`` (page name → seconds);
+    nothing where it has no such record, or one that cannot be read."""
+    try:
+        seconds = json.loads((out / PAGE_SECONDS).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(seconds, dict):
+        return {}
+    return {str(k): float(v) for k, v in seconds.items() if isinstance(v, int | float)}
 
 
 def _beside(out: Path, what: str) -> Path:
@@ -135,7 +154,7 @@ def _carry_user_files(out: Path, staging: Path) -> None:
         return
     manifest = out / MANIFEST
     built = set(manifest.read_text(encoding="utf-8").splitlines()) if manifest.exists() else set()
-    built.add(MANIFEST)
+    built |= {MANIFEST, PAGE_SECONDS}
     for folder, names, files in os.walk(out):
         relative = Path(folder).relative_to(out)
         links = [name for name in names if os.path.islink(os.path.join(folder, name))]
