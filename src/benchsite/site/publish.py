@@ -6,8 +6,8 @@ A build writes every file into ``.<name>.staging-<pid>`` next to the published f
 is in the published folder but not in its manifest ``.benchsite-files``: a ``CNAME``, a
 ``.git``) and notes how long each page took (``.benchsite-pages.json``: the next build hands
 out the longest first), then renames the published folder aside (``.<name>.old-<pid>``) and
-the staging folder in, and deletes the old one. A build that fails or is interrupted deletes its staging
-folder and leaves the published site as it was.
+the staging folder in, and deletes the old one. A build that fails or is interrupted deletes
+its staging folder and leaves the published site as it was.
 
 The lock is ``.<name>.lock`` beside the folder, held with ``flock`` (``msvcrt.locking`` on
 Windows) for the whole build: the system releases it when its process ends, however it ends,

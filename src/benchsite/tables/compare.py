@@ -316,14 +316,15 @@ def run_comparison(rows: pd.DataFrame, threshold: float = REGRESSION) -> RunComp
     # each row's run and case (what match_keys tells apart) as numbers: merging on texts took
     # ~1.5 s, and making the texts ~0.6 s, at a million rows
     run, names = pd.factorize(ok["run_id"].astype(object).map(str))
-    case = ok.groupby(["case_key", "world_size", "device"], sort=False, dropna=False).ngroup()
-    case, kinds = case.to_numpy(), int(case.max()) + 1 if len(case) else 0
+    groups = ok.groupby(["case_key", "world_size", "device"], sort=False, dropna=False)
+    case = groups.ngroup().to_numpy()
+    case_count = int(case.max()) + 1 if len(case) else 0
     code = {name: at for at, name in enumerate(names)}
     before = np.array([code.get(previous.get(name, ""), -1) for name in names], int)[run]
     is_base = np.isin(run, [code[name] for name in set(previous.values()) if name in code])
-    is_new = before >= 0
-    new = ok[is_new].assign(pair=before[is_new] * kinds + case[is_new])  # the run before's
-    base = ok[is_base].assign(pair=run[is_base] * kinds + case[is_base])
+    is_new = before >= 0  # a row of a run that has a run before it: paired with that run's row
+    new = ok[is_new].assign(pair=before[is_new] * case_count + case[is_new])
+    base = ok[is_base].assign(pair=run[is_base] * case_count + case[is_base])
     both = new.merge(base, on="pair", suffixes=("", "_base"))
     moved = both["median_s"] / both["median_s_base"]
     cases = compared(both[((moved > 1 + threshold) | (moved < 1 - threshold)).to_numpy(bool)])
