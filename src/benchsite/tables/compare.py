@@ -22,6 +22,7 @@ Runs pages, the history finding and the overview read these verdicts and no othe
 
 from __future__ import annotations
 
+import functools
 import itertools
 from dataclasses import dataclass, field
 
@@ -165,13 +166,16 @@ def matched(base: Side, new: Side) -> pd.DataFrame:
     return new.keyed(by_device).merge(base.keyed(by_device), on="match", suffixes=("", "_base"))
 
 
-def match_keys(rows: pd.DataFrame, by_device: bool) -> np.ndarray:
+def match_columns(by_device: bool) -> list[str]:
     """What makes two rows the same case: the case key (workload and every parameter), the
     world size and, unless a side is a model, the device."""
-    keys = rows["case_key"].astype(str) + "\x1f" + rows["world_size"].astype(str)
-    if by_device:
-        keys = keys + "\x1f" + rows["device"].astype(str)
-    return keys.to_numpy()
+    return ["case_key", "world_size", "device"] if by_device else ["case_key", "world_size"]
+
+
+def match_keys(rows: pd.DataFrame, by_device: bool) -> np.ndarray:
+    """:func:`match_columns` of each row as one text."""
+    columns = [rows[name].astype(str) for name in match_columns(by_device)]
+    return functools.reduce(lambda keys, column: keys + "\x1f" + column, columns).to_numpy()
 
 
 def _table(merged: pd.DataFrame, intervals: list[tuple[float, float, float]]) -> pd.DataFrame:
@@ -313,14 +317,14 @@ def run_comparison(rows: pd.DataFrame, threshold: float = REGRESSION) -> RunComp
                              pd.DataFrame(columns=["run_id", "row_id"]))  # fmt: skip
     ok = _ok(rows).sort_values("timestamp", kind="stable")
     ok = ok.drop_duplicates(["run_id", "device", "case_key"], keep="last")
-    # each row's run and case (what match_keys tells apart) as numbers: merging on texts took
-    # ~1.5 s, and making the texts ~0.6 s, at a million rows
+    # each row's run and case (match_columns) as numbers: merging on texts took ~1.5 s, and
+    # making the texts ~0.6 s, at a million rows
     run, names = pd.factorize(ok["run_id"].astype(object).map(str))
-    groups = ok.groupby(["case_key", "world_size", "device"], sort=False, dropna=False)
+    groups = ok.groupby(match_columns(by_device=True), sort=False, dropna=False)
     case = groups.ngroup().to_numpy()
     case_count = int(case.max()) + 1 if len(case) else 0
     code = {name: at for at, name in enumerate(names)}
-    before = np.array([code.get(previous.get(name, ""), -1) for name in names], int)[run]
+    before = np.array([code.get(previous.get(name), -1) for name in names], int)[run]
     is_base = np.isin(run, [code[name] for name in set(previous.values()) if name in code])
     is_new = before >= 0  # a row of a run that has a run before it: paired with that run's row
     new = ok[is_new].assign(pair=before[is_new] * case_count + case[is_new])
