@@ -270,7 +270,8 @@ def render_findings_page(
 
 def render_evidence_pages(site: Site) -> list[RenderedPage]:
     """One page per finding listing its evidence rows, each linked to its anchor."""
-    run_of = dict(zip(site.results["row_id"], site.results["run_id"], strict=True))
+    run_of = dict(zip(*(site.results[name].to_numpy(object) for name in ("row_id", "run_id")),
+                      strict=True))  # fmt: skip
     pages = []
     for finding, view in zip(site.findings, site.finding_views(site.findings), strict=True):
         known = [row for row in finding.evidence if row in site.row_links]

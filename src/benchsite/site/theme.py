@@ -76,6 +76,7 @@ def make_environment(
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
+        auto_reload=False,  # a build's templates do not change: no stat per render (~12,000)
     )
     env.filters.update(
         seconds=format_seconds,
