@@ -22,6 +22,7 @@ either of its rows is (:data:`benchsite.tables.rows.SUSPECT_FLAGS`); ``reasons``
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -185,42 +186,52 @@ def ratio_intervals(
 ) -> list[tuple[float, float, float]]:
     """(median ratio, low, high) of every (numerator samples, denominator samples) pair:
     ratio of medians and its block-bootstrap interval. Pairs of equal sample counts share
-    their resample positions and are resampled together; a pair without finite samples
-    gets NaN."""
+    their resample positions and are resampled together; a pair without samples, or with one
+    that is not finite and positive, gets NaN."""
     tail = (1 - confidence) / 2 * 100
-    groups: dict[tuple[int, int] | None, list[int]] = {}
-    arrays = [(_finite(a), _finite(b)) for a, b in pairs]
+    arrays = [(_samples(a), _samples(b)) for a, b in pairs]
+    groups: dict[tuple[int, int], list[int]] = {}
     for index, (num, den) in enumerate(arrays):
-        key = (len(num), len(den)) if num is not None and den is not None else None
-        groups.setdefault(key, []).append(index)
+        if len(num) and len(den):
+            groups.setdefault((len(num), len(den)), []).append(index)
     out: list[tuple[float, float, float]] = [(math.nan, math.nan, math.nan)] * len(pairs)
     for counts, members in groups.items():
-        if counts is None:
-            continue
         rng = np.random.default_rng(seed)
         picks = (block_picks(counts[0], resamples, rng), block_picks(counts[1], resamples, rng))
         for start in range(0, len(members), CHUNK):  # bounds memory: chunk × resamples floats
             part = members[start : start + CHUNK]
-            found = _intervals([arrays[i] for i in part], picks, tail)
-            for i, interval in zip(part, found, strict=True):
+            num = np.stack([arrays[i][0] for i in part])
+            den = np.stack([arrays[i][1] for i in part])
+            usable = _positive(num) & _positive(den)  # checked a chunk at a time, not a pair
+            found = _intervals(num[usable], den[usable], picks, tail)
+            for i, interval in zip(itertools.compress(part, usable), found, strict=True):
                 out[i] = interval
     return out
 
 
 def _intervals(
-    arrays: list[tuple[Any, Any]], picks: tuple[np.ndarray, np.ndarray], tail: float
+    num: np.ndarray, den: np.ndarray, picks: tuple[np.ndarray, np.ndarray], tail: float
 ) -> list[tuple[float, float, float]]:
-    """(ratio, low, high) of pairs of equal sample counts, resampled at ``picks``."""
-    num = np.asarray([a for a, _ in arrays])
-    den = np.asarray([b for _, b in arrays])
+    """(ratio, low, high) of each row of ``num`` over the same row of ``den`` (m × n samples
+    each), resampled at ``picks``."""
+    if not len(num):
+        return []
     ratios = np.median(num, axis=1) / np.median(den, axis=1)
     resampled = resampled_medians(num, picks[0]) / resampled_medians(den, picks[1])
     low, high = np.percentile(resampled, [tail, 100 - tail], axis=1)
     return list(zip(ratios.tolist(), low.tolist(), high.tolist(), strict=True))
 
 
-def _finite(samples: Any) -> np.ndarray | None:
+def _samples(samples: Any) -> np.ndarray:
+    """A row's stored samples as floats (none: empty)."""
     if samples is None or len(samples) == 0:
-        return None
-    values = np.asarray(samples, dtype=float)
-    return values if np.isfinite(values).all() and (values > 0).all() else None
+        return NO_SAMPLES
+    return np.asarray(samples, dtype=float)
+
+
+def _positive(samples: np.ndarray) -> np.ndarray:
+    """Which rows of ``samples`` are all finite and above zero."""
+    return (np.isfinite(samples) & (samples > 0)).all(axis=1)
+
+
+NO_SAMPLES = np.empty(0)
