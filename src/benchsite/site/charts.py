@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any, ParamSpec, TypeVar
 
 import altair as alt
+import numpy as np
 import pandas as pd
 from altair.utils.schemapi import debug_mode
 
@@ -223,9 +224,13 @@ def folded(data: pd.DataFrame, value: str, *, keys: tuple[str, ...] = ()) -> pd.
     groups: dict[tuple[Any, ...], list[float]] = {}
     hosts_of: dict[str, set[str]] = {}
     numbers = data[value].to_numpy(float).tolist()
-    for key, number, host in zip(zip(*by, strict=True), numbers, hosts, strict=True):
+    keyless = np.zeros(len(data), dtype=bool)  # a key with a missing part: checked by column
+    for column in by:
+        keyless |= pd.isna(np.fromiter(column, dtype=object, count=len(data)))
+    rows = zip(zip(*by, strict=True), numbers, hosts, keyless.tolist(), strict=True)
+    for key, number, host, skipped in rows:
         hosts_of.setdefault(key[0], set()).add(host[0])
-        if not any(is_missing(part) for part in key):
+        if not skipped:
             groups.setdefault(key, []).append(number)
     ordered = sorted(groups)
     columns = {name: [key[i] for key in ordered] for i, name in enumerate((*keys, *along), 1)}
