@@ -22,16 +22,16 @@ ALLOWED_TAGS = nh3.ALLOWED_TAGS - {"img", "area", "map"}
 ALLOWED_ATTRIBUTES = {**nh3.ALLOWED_ATTRIBUTES, "h2": {"id"}, "h3": {"id"}}
 
 
+# made once: nh3.clean(html, tags=...) builds its rules anew on every call, 4x the time of
+# the cleaning itself (a big store's site cleans ~2,000 findings)
+CLEANER = nh3.Cleaner(
+    tags=ALLOWED_TAGS, attributes=ALLOWED_ATTRIBUTES, url_schemes={"http", "https", "mailto"}
+)
+
+
 def clean_html(html: str) -> Markup:
     """HTML with everything but harmless formatting and links removed."""
-    return Markup(
-        nh3.clean(
-            html,
-            tags=ALLOWED_TAGS,
-            attributes=ALLOWED_ATTRIBUTES,
-            url_schemes={"http", "https", "mailto"},
-        )
-    )
+    return Markup(CLEANER.clean(html))
 
 
 def markdown_html(text: str | None) -> Markup:
