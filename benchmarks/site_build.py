@@ -9,7 +9,9 @@ for 16 CPU-s on one 2-core machine and ~18 s for ~33 CPU-s on another.
     python3 benchmarks/site_build.py [--rows 100000] [--rebuilds 1] [--keep DIR]
 
 ``--rebuilds N`` times N rebuilds and prints each and their median: a shared machine's speed
-moves by a third from minute to minute, more than most changes do.
+moves by a third from minute to minute, more than most changes do. Each build's line ends
+with what creating one file cost just before it (:func:`file_creation_ms`): a build writes
+every file anew, and on those machines that cost alone moved from 0.1 to 2.7 s of a rebuild.
 
 Targets on a 2-core machine: a build under 15 s, every HTML page under 300 KB.
 """
@@ -20,6 +22,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import statistics
 import tempfile
 import time
@@ -57,6 +60,7 @@ def main() -> None:
         rows = write_store(results, args.rows)
         rebuilds = []
         for label in ("cold", *["warm"] * max(1, args.rebuilds)):
+            creating = file_creation_ms(out.parent)
             started, before = time.perf_counter(), cpu_seconds()
             report = build_site(BuildOptions(results=results, out=out))
             seconds = time.perf_counter() - started
@@ -65,7 +69,8 @@ def main() -> None:
                   f"({cpu_seconds() - before:.1f} CPU-s) for {rows} rows, "
                   f"{report.files} files, {report.charts_rendered} chart SVGs drawn "
                   f"({report.chart_seconds:.1f} s of vl-convert time); stages: "
-                  + ", ".join(f"{name} {sec:.1f} s" for name, sec in report.stages.items()))
+                  + ", ".join(f"{name} {sec:.1f} s" for name, sec in report.stages.items())
+                  + f"; a file took {creating:.2f} ms to create just before")
         if len(rebuilds) > 1:
             print(f"{len(rebuilds)} rebuilds: median {statistics.median(rebuilds):.1f} s, "
                   f"{min(rebuilds):.1f}–{max(rebuilds):.1f} s")
@@ -74,6 +79,21 @@ def main() -> None:
         print(f"largest page: {largest.relative_to(out)} {largest.stat().st_size / 1024:.0f} KB "
               f"({len(pages)} pages)")
         time_svgs_alone(out, Path(temp) / "svgs")
+
+
+def file_creation_ms(folder: Path, files: int = 500) -> float:
+    """Milliseconds to create (and write 6 KB into) one file in ``folder``, over ``files``
+    files, deleted again. A build writes every page anew (~2,240 files here), and on the
+    shared machines this was measured on the same ext4 disk took from 0.03 to 1.2 ms a file
+    from one minute to the next: up to ~2.7 s of a rebuild, unrelated to benchsite's code."""
+    probe = folder / f".probe-{os.getpid()}"
+    probe.mkdir()
+    started = time.perf_counter()
+    for n in range(files):
+        (probe / f"{n}.html").write_text("x" * 6000, encoding="utf-8")
+    milliseconds = (time.perf_counter() - started) * 1000 / files
+    shutil.rmtree(probe)
+    return milliseconds
 
 
 def cpu_seconds() -> float:
