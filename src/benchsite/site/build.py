@@ -15,8 +15,8 @@ one command on a fresh clone ends in a site.
 Text columns made during a build (``host``, ``workload``, a table's row ids) hold Python strings
 (pandas' ``mode.string_storage`` "python"), not Arrow strings, pandas 3's default: the tables,
 analyses and pages read them value by value in Python (``zip``, ``itertuples``, sets), which
-is ~4x slower over Arrow. On the 100,000 rows of ``benchmarks/site_build.py`` a build took
-12-15% less CPU time so. Vectorized operations cost the same either way.
+is ~4x slower over Arrow. On the 100,000 rows of ``benchmarks/site_build.py`` a rebuild took
+~10% less CPU time so. Vectorized operations cost the same either way.
 """
 
 from __future__ import annotations

@@ -46,7 +46,7 @@ def answers(speedups: pd.DataFrame, crossovers: pd.DataFrame,
             small: frozenset[str] = frozenset()) -> pd.DataFrame:
     """One row per (host, accelerator, workload) of the hosts that answer (see the module
     docstring), sorted by workload. Each is worked out on the pairs as records: as a data frame
-    apiece, the 100 of ``benchmarks/site_build.py``'s store took ~0.7 s, as records ~0.05 s."""
+    apiece, the 100 of ``benchmarks/site_build.py``'s store took ~0.7 s, as records ~0.1 s."""
     pairs = speedups[~speedups["include_transfer"].astype(bool) & speedups["speedup"].notna()]
     if pairs.empty:
         return pd.DataFrame(columns=COLUMNS)

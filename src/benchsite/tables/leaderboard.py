@@ -28,9 +28,10 @@ def leaderboard(usable: pd.DataFrame) -> pd.DataFrame:
     ``usable`` is :attr:`benchsite.tables.Tables.usable`."""
     if usable.empty:
         return pd.DataFrame(columns=COLUMNS)
+    # only the columns a board reads: each board's split of all of them cost ~0.3 s in all
     read = ["workload", "device_kind", "host", "device", "axis_value", "params_text", "row_id",
             "median_s", "ci_low_s", "ci_high_s", *[c for c, _ in RATES if c in usable]]
-    keyed = usable[read].assign(  # the columns read: splitting all of them cost ~0.3 s  # a case: its world size, parameters and declared work
+    keyed = usable[read].assign(  # a case: its world size, parameters and declared work
         _case=[f"{w}\x1f{without(p)}\x1f{work}" for w, p, work in zip(
             usable["world_size"], usable["p"], work_keys(usable), strict=True)],
         _model=usable["device_model"].astype(str),
