@@ -83,9 +83,9 @@ def main() -> None:
 
 def file_creation_ms(folder: Path, files: int = 500) -> float:
     """Milliseconds to create (and write 6 KB into) one file in ``folder``, over ``files``
-    files, deleted again. A build writes every page anew (~2,240 files here), and on the
-    shared machines this was measured on the same ext4 disk took from 0.03 to 1.2 ms a file
-    from one minute to the next: up to ~2.7 s of a rebuild, unrelated to benchsite's code."""
+    files, deleted again. A build writes every page anew (~2,240 files here); on the shared
+    machine these figures come from, one file took 0.03 to 1.2 ms from one minute to the next
+    on the same ext4 disk: up to ~2.7 s of a rebuild, unrelated to benchsite's code."""
     probe = folder / f".probe-{os.getpid()}"
     probe.mkdir()
     started = time.perf_counter()
