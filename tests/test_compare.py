@@ -170,3 +170,24 @@ def test_the_leaderboard_ranks_models_per_kind_on_the_most_measured_case(tmp_pat
     assert list(gpus["host"]) == ["a2", "b1"] and list(gpus["hosts"]) == [2, 1]
     assert list(gpus["versus_best"]) == [1.0, pytest.approx(0.45)]
     assert list(board[board["device_kind"] == "cpu"]["model"]) == ["big CPU"]  # ranked apart
+
+
+def test_cases_in_common_counts_what_matching_the_two_sides_finds(fleet):
+    """The compare page counts each pair's cases before it makes the sides; the count must be
+    what matching them gives, also where a host's newest row of a case ran at another world
+    size than its older one, and for a run that shares only part of its cases."""
+    rng = np.random.default_rng(11)
+    partial = run_rows("lab-b", "run-lab-b-2", rng, {}, hours=3)[:5]
+    partial[0]["world_size"] = 2  # newer than run-lab-b's row of the case
+    other = {**partial[1], "params": {"size": 1}, "axis_value": 1.0, "world_size": 2}
+    del other["row_id"], other["case_key"]
+    store.write_rows(fleet, "lab-b", "run-lab-b-2", [*partial, complete_row(other)])
+    rows = Tables.of(store.read_results(fleet)).rows
+    names = ["lab-a", "lab-b", "lab-c", "run-lab-a", "run-lab-a-2", "run-lab-b", "run-lab-b-2"]
+    sides = comparing.Sides(rows)
+    counted = {(a, b): sides.cases_in_common(a, b) for a in names for b in names if a != b}
+    matched = {(a, b): len(comparing.matched(comparing.side(rows, a), comparing.side(rows, b)))
+               for a, b in counted}  # fmt: skip
+    assert counted == matched
+    assert counted["run-lab-b", "run-lab-b-2"] == 4  # the fifth case moved to world size 2
+    assert counted["lab-a", "lab-b"] == CASES - 1  # lab-b's newest row of case 0: world size 2

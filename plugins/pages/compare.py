@@ -64,12 +64,12 @@ def render(site: Site) -> list[RenderedPage]:
     rows = site.tables.rows
     sides, pairs, cases, store_sides = {}, {}, 0, comparing.Sides(rows)
     for base, new in chosen_pairs(rows):
-        one, two = store_sides[base], store_sides[new]
-        merged = comparing.matched(one, two)
-        if merged.empty or cases + len(merged) > MAX_CASES:
+        common = store_sides.cases_in_common(base, new)
+        if not common or cases + common > MAX_CASES:
             continue  # nothing in common, or over the page's budget: `benchsite compare` has it
-        cases += len(merged)
-        table = comparing.compared(merged)
+        cases += common
+        one, two = store_sides[base], store_sides[new]
+        table = comparing.compared(comparing.matched(one, two))
         sides.update({s.name: f"{s.name} ({s.kind})" for s in (one, two)})
         pairs[f"{one.name}{SEPARATOR}{two.name}"] = pair_data(table, one, two)
     groups = sorted(comparing.hardware_groups(rows).items())
