@@ -121,3 +121,26 @@ def test_an_answer_passes_over_a_flagged_largest_size_and_stands_on_no_flagged_o
     assert answer.speedup == pytest.approx(2.56, rel=0.05)
     (answer,) = Tables.of(_flagged(results, set(gpu.values()), "noisy")).answers.itertuples()
     assert answer.largest_reasons == ("noisy",) and np.isnan(answer.speedup)  # none stands
+
+
+def test_tables_worked_out_side_by_side_are_those_worked_out_one_after_another():
+    """A build works the tables out in forked processes (analysis.computed_tables); what comes
+    back must be every table, equal to what this process works out itself."""
+    from conftest import EXAMPLE_RESULTS
+    from pandas.testing import assert_frame_equal
+
+    from benchsite import store
+    from benchsite.analysis import computed_tables, prepare_results
+    from benchsite.plugin_manager import load_plugins
+    from benchsite.tables import EVERY_TABLE
+
+    results = prepare_results(load_plugins(), store.read_results(EXAMPLE_RESULTS))
+    apart, here = computed_tables(results, workers=2), Tables.of(results)
+    assert set(EVERY_TABLE) <= set(vars(apart))  # each one made before anyone asks for it
+    for name in EVERY_TABLE:
+        mine, theirs = getattr(here, name), getattr(apart, name)
+        for field in ("runs", "cases", "matched") if name == "run_comparison" else (None,):
+            assert_frame_equal(getattr(theirs, field) if field else theirs,
+                               getattr(mine, field) if field else mine)  # fmt: skip
+    with pytest.raises(ValueError, match="not tables"):
+        apart.adopt({"speedup": here.speedups})

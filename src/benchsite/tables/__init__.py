@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
+from typing import Any
 
 import pandas as pd
 
@@ -58,15 +59,22 @@ from benchsite.tables.rows import SUSPECT_FLAGS, flag_tuple, prepare
 from benchsite.tables.speedups import precision_of, ratio_intervals
 
 __all__ = [
-    "SCALING_AXES", "SUPERLINEAR", "SUSPECT_FLAGS", "Tables", "flag_tuple", "precision_of",
-    "ratio_intervals",
+    "SCALING_AXES", "SUPERLINEAR", "SUSPECT_FLAGS", "TABLE_GROUPS", "Tables", "flag_tuple",
+    "precision_of", "ratio_intervals",
 ]  # fmt: skip
 
 
-EVERY_TABLE = (
-    "current", "ok", "usable", "suspect", "speedups", "crossovers", "headline",
-    "suspect_headlines", "precision_gains", "devices", "peaks", "runs", "run_comparison",
-)  # fmt: skip
+# every table that takes no argument (what the built-in analyses and pages read), in groups:
+# each table is made from the rows, from the first group (the current rows) or from a table of
+# its own group, so the groups after the first can be worked out apart (:meth:`Tables.adopt`)
+TABLE_GROUPS = (
+    ("current", "ok", "usable", "suspect"),
+    ("speedups", "crossovers", "headline", "suspect_headlines"),
+    ("precision_gains",),
+    ("run_comparison",),
+    ("runs", "devices", "peaks"),
+)
+EVERY_TABLE = tuple(name for group in TABLE_GROUPS for name in group)
 
 
 @dataclass(frozen=True, eq=False)
@@ -91,6 +99,18 @@ class Tables:
         for name in EVERY_TABLE:
             getattr(self, name)
         return self
+
+    def group(self, names: tuple[str, ...]) -> dict[str, Any]:
+        """The tables ``names`` (a group of :data:`TABLE_GROUPS`), worked out now."""
+        return {name: getattr(self, name) for name in names}
+
+    def adopt(self, tables: dict[str, Any]) -> None:
+        """Keep ``tables`` (name → table, as :meth:`group` of an equal :class:`Tables` gave
+        them, e.g. in a forked process) as if worked out here."""
+        unknown = set(tables) - set(EVERY_TABLE)
+        if unknown:
+            raise ValueError(f"not tables of Tables.computed(): {sorted(unknown)}")
+        self.__dict__.update(tables)  # where functools.cached_property keeps what it made
 
     @functools.cached_property
     def current(self) -> pd.DataFrame:
