@@ -100,7 +100,7 @@ def computed_tables(prepared: pd.DataFrame, workers: int = 1) -> Tables:
 
     first, *groups = TABLE_GROUPS
     tables = Tables.of(prepared)
-    tables.group(first)
+    tables.compute(first)
     if workers <= 1 or not forks():
         return tables.computed()
     for made in in_processes(_table_group, groups, workers=min(workers, len(groups)),
@@ -114,7 +114,7 @@ def _adopt_tables(tables: Tables) -> None:
 
 
 def _table_group(names: tuple[str, ...]) -> dict[str, Any]:
-    return _ADOPTED["tables"].group(names)
+    return _ADOPTED["tables"].compute(names)
 
 
 def run_wave(

@@ -66,7 +66,8 @@ __all__ = [
 
 # every table that takes no argument (what the built-in analyses and pages read), in groups:
 # each table is made from the rows, from the first group (the current rows) or from a table of
-# its own group, so the groups after the first can be worked out apart (:meth:`Tables.adopt`)
+# its own group, so the groups after the first can be worked out apart (Tables.compute) and
+# kept where they are needed (Tables.adopt)
 TABLE_GROUPS = (
     ("current", "ok", "usable", "suspect"),
     ("speedups", "crossovers", "headline", "suspect_headlines"),
@@ -100,12 +101,12 @@ class Tables:
             getattr(self, name)
         return self
 
-    def group(self, names: tuple[str, ...]) -> dict[str, Any]:
+    def compute(self, names: tuple[str, ...]) -> dict[str, Any]:
         """The tables ``names`` (a group of :data:`TABLE_GROUPS`), worked out now."""
         return {name: getattr(self, name) for name in names}
 
     def adopt(self, tables: dict[str, Any]) -> None:
-        """Keep ``tables`` (name → table, as :meth:`group` of an equal :class:`Tables` gave
+        """Keep ``tables`` (name → table, as :meth:`compute` of an equal :class:`Tables` gave
         them, e.g. in a forked process) as if worked out here."""
         unknown = set(tables) - set(EVERY_TABLE)
         if unknown:
