@@ -67,7 +67,8 @@ __all__ = [
 # every table that takes no argument (what the built-in analyses and pages read), in groups:
 # each table is made from the rows, from the first group (the current rows) or from a table of
 # its own group, so the groups after the first can be worked out apart (Tables.compute) and
-# kept where they are needed (Tables.adopt)
+# kept where they are needed (Tables.adopt). A table in another group than one it reads is
+# still right, only that one is then worked out twice.
 TABLE_GROUPS = (
     ("current", "ok", "usable", "suspect"),
     ("speedups", "crossovers", "headline", "suspect_headlines"),
