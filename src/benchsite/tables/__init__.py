@@ -98,8 +98,7 @@ class Tables:
         built-in analyses and pages read): the build does so once, before the analyses and
         pages run in processes forked from it, each of which would otherwise work them out
         again."""
-        for name in EVERY_TABLE:
-            getattr(self, name)
+        self.compute(EVERY_TABLE)
         return self
 
     def compute(self, names: tuple[str, ...]) -> dict[str, Any]:

@@ -74,12 +74,7 @@ def default_variant(pairs: list[Any]) -> str:
         sizes.setdefault(pair.variant, []).append(pair.axis_value)
     largest = {variant: max((v for v in values if v == v), default=math.nan)
                for variant, values in sizes.items()}  # fmt: skip
-    return str(min(sorted(sizes), key=lambda v: (-len(sizes[v]), _descending(largest[v]))))
-
-
-def _descending(value: float) -> tuple[bool, float]:
-    """A sort key putting larger values first and NaN last."""
-    return (value != value, -value if value == value else 0.0)
+    return str(min(sorted(sizes), key=lambda v: (-len(sizes[v]), _nan_last(-largest[v]))))
 
 
 def _answer(pairs: list[Any], crossovers: list[Any]) -> dict[str, Any]:
@@ -87,7 +82,7 @@ def _answer(pairs: list[Any], crossovers: list[Any]) -> dict[str, Any]:
     table); ``crossovers``: theirs."""
     variant = default_variant(pairs)
     mine = sorted((pair for pair in pairs if pair.variant == variant),
-                  key=lambda pair: _ascending(pair.axis_value))  # fmt: skip
+                  key=lambda pair: _nan_last(pair.axis_value))  # fmt: skip
     usable = [pair for pair in mine if not pair.suspect]
     largest = mine[-1]
     chosen = usable[-1] if usable else largest
@@ -106,8 +101,8 @@ def _answer(pairs: list[Any], crossovers: list[Any]) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def _ascending(value: float) -> tuple[bool, float]:
-    """A sort key putting smaller values first and NaN last."""
+def _nan_last(value: float) -> tuple[bool, float]:
+    """A sort key putting smaller values first and NaN last (of ``-value``: larger first)."""
     return (value != value, value if value == value else 0.0)
 
 

@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from benchsite.errors import SelectionError
-from benchsite.tables.rows import CASE_KEYS, current
+from benchsite.tables.rows import current
 from benchsite.tables.speedups import from_medians_where_no_samples, ratio_intervals
 
 COLUMNS = [
@@ -133,12 +133,12 @@ class Sides:
         """Every host's and run's match keys (by device, :func:`match_keys`, numbered) among
         its side's rows (the newest row of each case, :func:`current`), for all at once."""
         codes, _ = pd.factorize(match_keys(self.ok, by_device=True))
-        newest = self.ok.assign(match=codes).sort_values("timestamp", kind="stable")
+        keyed = self.ok.assign(match=codes)
         found: dict[str, np.ndarray] = {}
         for column in ("run_id", "host"):  # a host's name wins over a run's, as in _side
-            of_each = newest.drop_duplicates([*CASE_KEYS, column], keep="last")
-            names = of_each[column].astype(str)
-            found |= {name: np.unique(group) for name, group in of_each["match"].groupby(names)}
+            newest = current(keyed, per=[column])  # the current rows of every run (host) apart
+            names = newest[column].astype(str)
+            found |= {name: np.unique(group) for name, group in newest["match"].groupby(names)}
         return found
 
 

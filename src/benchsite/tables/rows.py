@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 import pandas as pd
@@ -137,10 +137,11 @@ def flag_tuple(value: Any) -> tuple[str, ...]:
     return tuple(str(item) for item in value)
 
 
-def current(rows: pd.DataFrame) -> pd.DataFrame:
-    """The newest row of every (host, device, workload, case): what the site calls current."""
+def current(rows: pd.DataFrame, per: Sequence[str] = ()) -> pd.DataFrame:
+    """The newest row of every (host, device, workload, case): what the site calls current;
+    with ``per`` (e.g. ``["run_id"]``), of every run apart, all at once."""
     ordered = rows.sort_values("timestamp", kind="stable")
-    return ordered.drop_duplicates(CASE_KEYS, keep="last").sort_values(
+    return ordered.drop_duplicates([*CASE_KEYS, *per], keep="last").sort_values(
         CURRENT_ORDER, kind="stable"
     )
 
