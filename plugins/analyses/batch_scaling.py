@@ -17,7 +17,7 @@ from benchsite.plugins._shared.charts import line_chart
 from benchsite.plugins._shared.findings import (
     answered,
     case_text,
-    device_label,
+    device_labels,
     finding,
     percent,
     with_case,
@@ -67,7 +67,7 @@ def saturation_table(tables: Tables) -> list[Saturation]:
     rows = curve.join(extra, on="row_id").rename(columns={"x": "axis_value", "rate": "items_per_s"})
     rows = rows.assign(
         series=[case_text(p, skip=["batch"]) for p in rows["p"]],
-        label=[device_label(r) for r in rows.itertuples()],
+        label=device_labels(rows),
     )
     out = []
     for _, series in rows.groupby(["host", "label", "workload", "series"], sort=True):

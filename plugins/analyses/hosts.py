@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 
 import pandas as pd
-from benchsite.plugins._shared.findings import case_text, device_label, finding, percent
+from benchsite.plugins._shared.findings import case_text, device_labels, finding, percent
 
 from benchsite import Analysis, Finding, hookimpl
 from benchsite.tables import Tables
@@ -32,7 +32,8 @@ def host_findings(tables: Tables) -> list[Finding]:
     rows = tables.ok
     if rows.empty or rows["host"].nunique() < 2:
         return []
-    rows = rows.assign(who=[f"{device_label(r)} on {r.host}" for r in rows.itertuples()])
+    who = zip(device_labels(rows), rows["host"], strict=True)
+    rows = rows.assign(who=[f"{label} on {host}" for label, host in who])
     out = []
     for workload, group in rows.groupby("workload", sort=True):
         common = _common_cases(group)
