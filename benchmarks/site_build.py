@@ -33,6 +33,7 @@ from _synthetic import write_store as write_synthetic
 
 from benchsite.site import BuildOptions, build_site
 from benchsite.site.assets import MAX_WORKERS, draw_missing
+from benchsite.site.processes import cores
 from benchsite.site.publish import Staging
 from benchsite.specs import ChartSpec
 
@@ -116,7 +117,7 @@ def time_svgs_alone(site: Path, folder: Path) -> None:
     folder.mkdir()
     drawn = draw_missing(specs.values(), Staging(out=folder / "none", folder=folder))
     cpu = cpu_seconds() - before
-    workers = min(len(specs), os.cpu_count() or 1, MAX_WORKERS)
+    workers = min(len(specs), cores(), MAX_WORKERS)
     print(f"the {drawn.count} chart SVGs alone: {time.perf_counter() - started:.1f} s in "
           f"{workers} vl-convert processes ({cpu:.1f} CPU-s)")
 
