@@ -60,7 +60,8 @@ def chart_spec(chart: alt.TopLevelMixin | ChartSpec) -> ChartSpec:
         return chart
     try:
         spec, named = _with_named_data(chart)
-    except ValueError:  # an encoding with no type, which Altair infers from the frame itself
+    except (ValueError, TypeError):  # an encoding with no type, which Altair infers from the
+        # frame itself (and finds a dataset's name instead); any other error recurs here
         spec, named = chart.to_dict(validate=False), {}
     datasets = {**_rounded(spec.pop("datasets", {})), **named}
     if datasets:
