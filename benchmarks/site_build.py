@@ -11,15 +11,20 @@ for 16 CPU-s on one 2-core machine and ~18 s for ~33 CPU-s on another.
 ``--rebuilds N`` times N rebuilds and prints each and their median: a shared machine's speed
 moves by a third from minute to minute, more than most changes do. Each build's line ends
 with what creating one file cost just before it (:func:`file_creation_ms`): a build writes
-every file anew, and on those machines that cost alone moved from 0.1 to 2.7 s of a rebuild.
+every file anew, and on those machines that cost alone moved from 0.1 to 2.7 s of a rebuild;
+and with a yardstick of the machine's Python speed (:func:`python_ms`): two builds are
+compared fairly only where it read about the same. Pin it to two CPUs of a bigger machine
+with ``taskset -c 0,1``: the build and this script count the CPUs they may use.
 
-Targets on a 2-core machine: a build under 15 s, every HTML page under 300 KB.
+Targets on a 2-core machine: a build under 15 s, a rebuild under 8 s, every HTML page under
+300 KB.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import re
 import shutil
@@ -61,7 +66,7 @@ def main() -> None:
         rows = write_store(results, args.rows)
         rebuilds = []
         for label in ("cold", *["warm"] * max(1, args.rebuilds)):
-            creating = file_creation_ms(out.parent)
+            creating, python = file_creation_ms(out.parent), python_ms()
             started, before = time.perf_counter(), cpu_seconds()
             report = build_site(BuildOptions(results=results, out=out))
             seconds = time.perf_counter() - started
@@ -71,7 +76,8 @@ def main() -> None:
                   f"{report.files} files, {report.charts_rendered} chart SVGs drawn "
                   f"({report.chart_seconds:.1f} s of vl-convert time); stages: "
                   + ", ".join(f"{name} {sec:.1f} s" for name, sec in report.stages.items())
-                  + f"; a file took {creating:.2f} ms to create just before")
+                  + f"; just before, a file took {creating:.2f} ms to create and "
+                  f"the Python yardstick {python:.0f} ms")
         if len(rebuilds) > 1:
             print(f"{len(rebuilds)} rebuilds: median {statistics.median(rebuilds):.1f} s, "
                   f"{min(rebuilds):.1f}–{max(rebuilds):.1f} s")
@@ -95,6 +101,22 @@ def file_creation_ms(folder: Path, files: int = 500) -> float:
     milliseconds = (time.perf_counter() - started) * 1000 / files
     shutil.rmtree(probe)
     return milliseconds
+
+
+def python_ms(rounds: int = 3) -> float:
+    """Milliseconds this machine takes for a fixed piece of the work a build's CPU time goes to
+    (numbers formatted, strings joined, dicts filled), the best of ``rounds``: a yardstick
+    that tells a slower machine from slower code. On the shared 2-core machine these figures
+    come from, a rebuild's time moved by a third from one hour to the next."""
+    best = math.inf
+    for _ in range(rounds):
+        started = time.perf_counter()
+        texts: dict[int, str] = {}
+        for n in range(200_000):
+            texts[n % 5_000] = f"<td>{n / 7:.3g} ms</td>"
+        "".join(texts.values())
+        best = min(best, time.perf_counter() - started)
+    return best * 1000
 
 
 def cpu_seconds() -> float:
