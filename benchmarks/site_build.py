@@ -105,9 +105,11 @@ def file_creation_ms(folder: Path, files: int = 500) -> float:
 
 def python_ms(rounds: int = 3) -> float:
     """Milliseconds this machine takes for a fixed piece of the work a build's CPU time goes to
-    (numbers formatted, strings joined, dicts filled), the best of ``rounds``: a yardstick
-    that tells a slower machine from slower code. On the shared 2-core machine these figures
-    come from, a rebuild's time moved by a third from one hour to the next."""
+    (numbers formatted, strings joined, dicts filled), the best of ``rounds``: a rough
+    yardstick of its speed just before a build, to tell a slower machine from slower code.
+    Rough: a shared machine's speed also moves during the build (on one 2-CPU allocation it
+    read 82-188 ms within five minutes, and a 5.5 s rebuild followed 85 ms, an 8.4 s one
+    90 ms)."""
     best = math.inf
     for _ in range(rounds):
         started = time.perf_counter()
