@@ -94,7 +94,8 @@ def _name_frames(part: Any, datasets: dict[str, Any], swapped: list[tuple[Any, A
         datasets[name] = values
         swapped.append((part, data))
         # a plain dict, as Altair writes it: an ``alt.NamedData`` would be checked against the
-        # schema when made and probed as a data frame by ``to_dict`` (~10% of a chart's spec)
+        # schema when made and probed as a data frame by ``to_dict`` (with it, the speedup
+        # analysis' 100 charts made 8% more Python calls)
         part.data = {"name": name}
     for attribute in SUBCHARTS:
         children = getattr(part, attribute, None)
