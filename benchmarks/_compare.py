@@ -28,9 +28,9 @@ from dataclasses import dataclass
 import torch
 import torch.utils.benchmark as torch_benchmark
 
-from benchsite import registry
-from benchsite.measure import MeasureSettings, measure_case
-from benchsite.plugin_manager import load_plugins
+from benchsite.host import registry
+from benchsite.host.manager import load_plugins
+from benchsite.measure.sampling import MeasureSettings, measure_case
 from benchsite.records import Case, Device
 from benchsite.units import format_seconds
 

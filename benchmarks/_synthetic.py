@@ -1,6 +1,6 @@
 """Synthetic result stores for the build benchmarks (``site_build.py``, ``fleet.py``), written
 column by column with pyarrow in the store's own layout (``host=…/run=…/part-….parquet``) and
-schema (:data:`benchsite.store.SCHEMA`): a million rows in seconds.
+schema (:data:`benchsite.store.parts.SCHEMA`): a million rows in seconds.
 
 Every run of a host measures the same suite: ``workloads`` × ``variants`` precisions ×
 ``sizes`` × (``cpu``, ``cuda:0``), with 7 lognormal samples around a median that grows as
@@ -19,7 +19,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from benchsite import store
+from benchsite.store import parts as store
 
 PRECISIONS = ("fp32", "bf16", "fp16", "tf32", "fp64")
 SAMPLES = 7

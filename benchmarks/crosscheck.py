@@ -39,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _compare import compare, machine_devices, print_bracket_drift, print_table, workload_case
 
 from benchsite.errors import SkipCase
-from benchsite.measure import MeasureSettings
+from benchsite.measure.sampling import MeasureSettings
 
 CASES = [
     (

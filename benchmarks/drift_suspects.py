@@ -43,8 +43,9 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _compare import machine_devices, workload_case
-from benchsite.plugins._shared import memory as _memory
 from benchsite.plugins.collectors import nvml as collector_nvml
+
+from benchsite.toolkit import memory as _memory
 
 CASES = [
     ("matmul fp32 n=256", "matmul", {"size": 256, "precision": "fp32"}),
@@ -137,9 +138,11 @@ def levels(case_run: Callable[[], None], windows: int, clock: Callable[[], int])
         found = sample(run, 1.0, clock)
         mhz = core_mhz()
         where = ", ".join(f"{c}×{n} ({mhz.get(c, 0):.0f})" for c, n in sorted(cores.items()))
-        print(f"{window:<8} {'pinned' if pinned else 'free':<10} "
-              f"{statistics.median(found['wall']) * 1e6:8.2f}µ {shift(found['wall']):6.3f}  {where}",
-              flush=True)  # fmt: skip
+        print(
+            f"{window:<8} {'pinned' if pinned else 'free':<10} "
+            f"{statistics.median(found['wall']) * 1e6:8.2f}µ {shift(found['wall']):6.3f}  {where}",
+            flush=True,
+        )
     os.sched_setaffinity(0, everything)
 
 
@@ -184,8 +187,10 @@ def main() -> int:
         levels(workload_case(device, workload, params).run, args.levels, clock)
         return 0
     print(f"kernel peak-RSS reset works here: {_memory.reset_kernel_peak()}")
-    print(f"torch threads {torch.get_num_threads()}, cores {os.cpu_count()}, "
-          f"SM clock now {clock()} MHz")  # fmt: skip
+    print(
+        f"torch threads {torch.get_num_threads()}, cores {os.cpu_count()}, "
+        f"SM clock now {clock()} MHz"
+    )
     header = f"{'case':<28} {'condition':<15} {'wall':>9} {'event':>9} {'shift':>6} {'SM MHz'}"
     print(header)
     for name, workload, params in CASES:

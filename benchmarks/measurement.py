@@ -19,7 +19,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).parent))
 from _compare import Comparison, compare, machine_devices, print_table
 
-from benchsite.measure import MeasureSettings
+from benchsite.measure.sampling import MeasureSettings
 from benchsite.records import Case, Device
 
 # matrix sizes giving about 100 µs and 50 ms per product on each device kind (fp32)

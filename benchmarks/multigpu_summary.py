@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 from benchsite.plugins.analyses.multi_gpu import scaling_curves
 
-from benchsite import store
+from benchsite.store import parts as store
 
 DISTRIBUTED = ("ddp-train", "fsdp-train", "pipeline-train", "allreduce")
 PEAK = "memory.gpu_peak_allocated_bytes"

@@ -21,7 +21,7 @@ from benchsite.plugins.collectors import nvml as collector_nvml
 from benchsite.plugins.devices import cuda as device_cuda
 from benchsite.plugins.workloads import matmul as workload_matmul
 
-from benchsite.measure import MeasureSettings, measure_case
+from benchsite.measure.sampling import MeasureSettings, measure_case
 from benchsite.records import Case, Device
 
 # long enough for dozens of NVML samples (every 20 ms) inside every measurement

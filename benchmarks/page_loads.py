@@ -24,10 +24,20 @@ from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-DRAWN = ("() => [...document.querySelectorAll('.vega')].every(el => el.classList.contains("
-         "'rendered') || el.textContent.includes('could not be drawn'))")
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+DRAWN = (
+    "() => [...document.querySelectorAll('.vega')].every(el => el.classList.contains("
+    "'rendered') || el.textContent.includes('could not be drawn'))"
+)
 
 
 def main() -> None:
@@ -50,8 +60,10 @@ def main() -> None:
     folders: dict[str, float] = defaultdict(float)
     for name, took in seconds.items():
         folders[name.split("/")[0] if "/" in name else "(top)"] += took
-    print(f"{len(pages)} pages in {sum(seconds.values()):.1f} s; median page "
-          f"{statistics.median(seconds.values()) * 1000:.0f} ms")
+    print(
+        f"{len(pages)} pages in {sum(seconds.values()):.1f} s; median page "
+        f"{statistics.median(seconds.values()) * 1000:.0f} ms"
+    )
     for folder, took in sorted(folders.items(), key=lambda item: -item[1]):
         print(f"  {folder:<16} {took:6.1f} s")
     print("slowest:")

@@ -36,11 +36,11 @@ from pathlib import Path
 from _synthetic import Shape
 from _synthetic import write_store as write_synthetic
 
+from benchsite._infra.pool import cores
 from benchsite.site import BuildOptions, build_site
 from benchsite.site.assets import MAX_WORKERS, draw_missing
-from benchsite.site.processes import cores
 from benchsite.site.publish import Staging
-from benchsite.specs import ChartSpec
+from benchsite.site.specs import ChartSpec
 
 SPEC = re.compile(r'<script type="application/json" id="chart-[0-9a-f]+-spec">(.*?)</script>', re.S)
 
@@ -71,20 +71,26 @@ def main() -> None:
             report = build_site(BuildOptions(results=results, out=out))
             seconds = time.perf_counter() - started
             rebuilds += [seconds] if label == "warm" else []
-            print(f"{label} build: {seconds:.1f} s "
-                  f"({cpu_seconds() - before:.1f} CPU-s) for {rows} rows, "
-                  f"{report.files} files, {report.charts_rendered} chart SVGs drawn "
-                  f"({report.chart_seconds:.1f} s of vl-convert time); stages: "
-                  + ", ".join(f"{name} {sec:.1f} s" for name, sec in report.stages.items())
-                  + f"; just before, a file took {creating:.2f} ms to create and "
-                  f"the Python yardstick {python:.0f} ms")
+            print(
+                f"{label} build: {seconds:.1f} s "
+                f"({cpu_seconds() - before:.1f} CPU-s) for {rows} rows, "
+                f"{report.files} files, {report.charts_rendered} chart SVGs drawn "
+                f"({report.chart_seconds:.1f} s of vl-convert time); stages: "
+                + ", ".join(f"{name} {sec:.1f} s" for name, sec in report.stages.items())
+                + f"; just before, a file took {creating:.2f} ms to create and "
+                f"the Python yardstick {python:.0f} ms"
+            )
         if len(rebuilds) > 1:
-            print(f"{len(rebuilds)} rebuilds: median {statistics.median(rebuilds):.1f} s, "
-                  f"{min(rebuilds):.1f}–{max(rebuilds):.1f} s")
+            print(
+                f"{len(rebuilds)} rebuilds: median {statistics.median(rebuilds):.1f} s, "
+                f"{min(rebuilds):.1f}–{max(rebuilds):.1f} s"
+            )
         pages = sorted(out.rglob("*.html"), key=lambda p: p.stat().st_size)
         largest = pages[-1]
-        print(f"largest page: {largest.relative_to(out)} {largest.stat().st_size / 1024:.0f} KB "
-              f"({len(pages)} pages)")
+        print(
+            f"largest page: {largest.relative_to(out)} {largest.stat().st_size / 1024:.0f} KB "
+            f"({len(pages)} pages)"
+        )
         time_svgs_alone(out, Path(temp) / "svgs")
 
 
@@ -142,8 +148,10 @@ def time_svgs_alone(site: Path, folder: Path) -> None:
     drawn = draw_missing(specs.values(), Staging(out=folder / "none", folder=folder))
     cpu = cpu_seconds() - before
     workers = min(len(specs), cores(), MAX_WORKERS)
-    print(f"the {drawn.count} chart SVGs alone: {time.perf_counter() - started:.1f} s in "
-          f"{workers} vl-convert processes ({cpu:.1f} CPU-s)")
+    print(
+        f"the {drawn.count} chart SVGs alone: {time.perf_counter() - started:.1f} s in "
+        f"{workers} vl-convert processes ({cpu:.1f} CPU-s)"
+    )
 
 
 if __name__ == "__main__":

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import psutil
 
-from benchsite import store
+from benchsite.store import parts as store
 
 ROOT = Path(__file__).resolve().parent.parent
 CASEBOOK = str(ROOT / "tests" / "plugins" / "casebook.py")

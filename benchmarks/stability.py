@@ -6,7 +6,7 @@ stores without a ``shift`` column are read the same way). Prints how many rows m
 than 10%, how many of those carry no ``unstable`` flag (``stationary`` not false), the share of
 ok rows that is, and the worst ten. The target on a fresh full run: unflagged moves on at most
 1% of ok rows. With ``--replay``, the stored flags are replaced by what this version's test
-(:func:`benchsite.stationarity.detect_drift`) says of the stored samples: how a rule would have
+(:func:`benchsite.measure.stationarity.detect_drift`) says of the stored samples: how a rule would have
 flagged an old run, without the re-sampling that a flag triggers during a run.
 
     python benchmarks/stability.py examples/h200/results
@@ -21,8 +21,8 @@ import argparse
 import json
 import sys
 
-from benchsite import store
-from benchsite.stationarity import detect_drift, early_late_shift
+from benchsite.measure.stationarity import detect_drift, early_late_shift
+from benchsite.store import parts as store
 
 
 def main() -> int:
@@ -31,8 +31,11 @@ def main() -> int:
     parser.add_argument("--threshold", type=float, default=0.10, help="relative move (0.10)")
     parser.add_argument("--worst", type=int, default=10)
     parser.add_argument("--host", help="only this host's rows")
-    parser.add_argument("--replay", action="store_true",
-                        help="flag with this version's drift test instead of the stored flag")
+    parser.add_argument(
+        "--replay",
+        action="store_true",
+        help="flag with this version's drift test instead of the stored flag",
+    )
     args = parser.parse_args()
     frame = store.read_results(args.store)
     ok = frame[(frame["status"] == "ok") & frame["host"].eq(args.host or frame["host"])].copy()
@@ -47,16 +50,20 @@ def main() -> int:
     shifted = ok[ok["size"] > args.threshold]
     unflagged = shifted[shifted["stationary"].ne(False)]
     flagged = int(ok["stationary"].eq(False).sum())
-    print(f"{args.store}: {len(ok)} ok rows with samples; {len(shifted)} moved more than "
-          f"{args.threshold:.0%} (first fifth vs last half); {len(unflagged)} of them unflagged "
-          f"({len(unflagged) / len(ok):.1%} of ok rows; target at most 1%); {flagged} flagged in "
-          f"all{' (replayed)' if args.replay else ''}")  # fmt: skip
+    print(
+        f"{args.store}: {len(ok)} ok rows with samples; {len(shifted)} moved more than "
+        f"{args.threshold:.0%} (first fifth vs last half); {len(unflagged)} of them unflagged "
+        f"({len(unflagged) / len(ok):.1%} of ok rows; target at most 1%); {flagged} flagged in "
+        f"all{' (replayed)' if args.replay else ''}"
+    )
     print(f"\nworst {args.worst} (shift = late/early median):")
     for _, row in shifted.sort_values("size", ascending=False).head(args.worst).iterrows():
         flag = "unstable" if row["stationary"] is False else "UNFLAGGED"
-        print(f"  {row['moved']:6.3f}  {flag:<9}  {row['workload']} {_params(row['params'])} on "
-              f"{row['device']}: median {row['median_s'] * 1e6:.2f} µs, ±{row['rel_ci']:.1%}, "
-              f"{len(row['samples_s'])} samples")  # fmt: skip
+        print(
+            f"  {row['moved']:6.3f}  {flag:<9}  {row['workload']} {_params(row['params'])} on "
+            f"{row['device']}: median {row['median_s'] * 1e6:.2f} µs, ±{row['rel_ci']:.1%}, "
+            f"{len(row['samples_s'])} samples"
+        )
     return 0
 
 

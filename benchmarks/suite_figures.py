@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from benchsite import store
+from benchsite.store import parts as store
 
 GIB = 2**30
 
@@ -78,8 +78,9 @@ def main(root: Path) -> None:
     largest = transfers["size"].max() if not transfers.empty else None
     for _, row in pick(rows, "transfer", size=largest).iterrows():
         kind = "pinned" if row["pinned"] else "pageable"
-        print(f"transfer {largest / 2**20:.0f} MiB {row['direction']} {kind}: "
-              f"{row['gbps']:.1f} GB/s")
+        print(
+            f"transfer {largest / 2**20:.0f} MiB {row['direction']} {kind}: {row['gbps']:.1f} GB/s"
+        )
     print("mlp-train speedup GPU/CPU:", speedups(rows, "mlp-train", "batch"))
     print(
         "transformer-train speedup GPU/CPU (seq 128):", speedups(rows, "transformer-train", "batch")

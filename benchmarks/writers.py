@@ -31,8 +31,10 @@ def main() -> None:
     parser.add_argument("--writers", type=int, default=20)
     parser.add_argument("--store", choices=("local", "s3", "both"), default="both")
     args = parser.parse_args()
-    print(f"{'store':<6} {'writers':>7} {'wall s':>7} {'expected':>8} {'found':>6} "
-          f"{'duplicated':>10} {'lost':>5} {'failed':>6}")  # fmt: skip
+    print(
+        f"{'store':<6} {'writers':>7} {'wall s':>7} {'expected':>8} {'found':>6} "
+        f"{'duplicated':>10} {'lost':>5} {'failed':>6}"
+    )
     with tempfile.TemporaryDirectory(prefix="benchsite-writers-") as scratch:
         if args.store in ("local", "both"):
             report("local", str(Path(scratch) / "store"), args.writers, {})
@@ -46,20 +48,41 @@ def report(kind: str, results: str, writers: int, env: dict[str, str]) -> None:
     failed = run_writers(results, writers, env)
     wall = time.perf_counter() - started
     expected, found, duplicated, lost = count(results, writers, env)
-    print(f"{kind:<6} {writers:>7} {wall:>7.1f} {expected:>8} {found:>6} {duplicated:>10} "
-          f"{lost:>5} {failed:>6}")  # fmt: skip
+    print(
+        f"{kind:<6} {writers:>7} {wall:>7.1f} {expected:>8} {found:>6} {duplicated:>10} "
+        f"{lost:>5} {failed:>6}"
+    )
 
 
 def run_writers(results: str, writers: int, env: dict[str, str]) -> int:
     """Start every writer at once; the number that did not exit 0."""
-    command = [sys.executable, "-m", "benchsite.cli", "run", "-w", "case-add", "-p",
-               str(CASEBOOK), "-d", "cpu", "--budget", "0.05", "--results", results]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "benchsite.cli.app",
+        "run",
+        "-w",
+        "case-add",
+        "-p",
+        str(CASEBOOK),
+        "-d",
+        "cpu",
+        "--budget",
+        "0.05",
+        "--results",
+        results,
+    ]
     full_env = {**os.environ, **env}
     processes = [
-        subprocess.Popen([*command, "--host", f"writer-{index:02d}"], env=full_env,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [*command, "--host", f"writer-{index:02d}"],
+            env=full_env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         for index in range(writers)
-    ]  # fmt: skip
+    ]
     failed = 0
     for process in processes:
         _, err = process.communicate()
@@ -72,13 +95,16 @@ def run_writers(results: str, writers: int, env: dict[str, str]) -> int:
 def count(results: str, writers: int, env: dict[str, str]) -> tuple[int, int, int, int]:
     """Rows expected, found, duplicated (a case stored again) and lost (a case missing)."""
     os.environ.update(env)
-    from benchsite import store
-    from benchsite.remote import locate
+    from benchsite.store import parts as store
+    from benchsite.store.remote import locate
 
     rows = store.read_results(locate(results))
     keys = rows[["host", "device", "case_key"]].astype(str).apply(tuple, axis=1)
-    expected_keys = {(f"writer-{i:02d}", "cpu", key) for i in range(writers)
-                     for key in set(rows["case_key"].astype(str))}  # fmt: skip
+    expected_keys = {
+        (f"writer-{i:02d}", "cpu", key)
+        for i in range(writers)
+        for key in set(rows["case_key"].astype(str))
+    }
     expected = writers * CASES_PER_WRITER
     return expected, len(rows), int(keys.duplicated().sum()), len(expected_keys - set(keys))
 
@@ -96,9 +122,11 @@ class s3_server:
             time.sleep(0.05)
         return {
             "AWS_ENDPOINT_URL": f"http://127.0.0.1:{self.port_file.read_text()}",
-            "AWS_ACCESS_KEY_ID": "benchsite", "AWS_SECRET_ACCESS_KEY": "benchsite-secret",
-            "AWS_DEFAULT_REGION": "us-east-1", "AWS_EC2_METADATA_DISABLED": "true",
-        }  # fmt: skip
+            "AWS_ACCESS_KEY_ID": "benchsite",
+            "AWS_SECRET_ACCESS_KEY": "benchsite-secret",
+            "AWS_DEFAULT_REGION": "us-east-1",
+            "AWS_EC2_METADATA_DISABLED": "true",
+        }
 
     def __exit__(self, *exc: object) -> None:
         self.process.terminate()

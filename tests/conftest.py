@@ -36,8 +36,14 @@ import pytest  # noqa: E402 - kept inside this section
 EXAMPLE_RESULTS = TESTS.parent / "examples" / "h200" / "results"
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
 ]
 
 
@@ -55,7 +61,9 @@ def example_site(tmp_path_factory: pytest.TempPathFactory):
 def chromium():
     """A headless Chromium (skips only where /usr/bin/chromium is missing; CI installs it)."""
     if not CHROMIUM.exists():
-        pytest.skip("Debian's chromium is not installed at /usr/bin/chromium (apt install chromium)")
+        pytest.skip(
+            "Debian's chromium is not installed at /usr/bin/chromium (apt install chromium)"
+        )
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:

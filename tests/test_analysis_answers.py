@@ -7,12 +7,12 @@ import re
 
 import pytest
 from analysis_frames import frame, row
-from benchsite.plugins._shared.findings import without
 
-from benchsite import store
-from benchsite.analysis import analyse
-from benchsite.plugin_manager import load_plugins
-from benchsite.runner import RunOptions, run_benchmarks
+from benchsite.host.manager import load_plugins
+from benchsite.measure.runner import RunOptions, run_benchmarks
+from benchsite.site.analyse import analyse
+from benchsite.store import parts as store
+from benchsite.toolkit.findings import without
 
 ANSWER_KINDS = ("recommendation", "faq", "claim")
 NUMBER = re.compile(r"\d")
@@ -25,11 +25,28 @@ def _rich_rows() -> list[dict]:
             rows.append(row("matmul", kind, median, {"size": size, "precision": "fp32"}))
         rows.append(row("matmul", "cuda:0", 1e-4, {"size": size, "precision": "bf16"}))
     for batch in (1, 16, 256):
-        rows.append(row("mlp-train", "cpu", 1e-3 * batch, {"batch": batch},
-                        metrics={"memory.cpu_peak_rss_bytes": 1e8 + 1e6 * batch}))
-        rows.append(row("mlp-train", "cuda:0", 1e-3, {"batch": batch},
-                        metrics={"memory.gpu_peak_allocated_bytes": 1e8 + 1e6 * batch,
-                                 "nvml.energy_j": 10.0, "measured_calls": 50}))
+        rows.append(
+            row(
+                "mlp-train",
+                "cpu",
+                1e-3 * batch,
+                {"batch": batch},
+                metrics={"memory.cpu_peak_rss_bytes": 1e8 + 1e6 * batch},
+            )
+        )
+        rows.append(
+            row(
+                "mlp-train",
+                "cuda:0",
+                1e-3,
+                {"batch": batch},
+                metrics={
+                    "memory.gpu_peak_allocated_bytes": 1e8 + 1e6 * batch,
+                    "nvml.energy_j": 10.0,
+                    "measured_calls": 50,
+                },
+            )
+        )
         rows.append(row("mlp-infer", "cpu", 1e-4 * batch, {"batch": batch}))
         rows.append(row("mlp-infer", "cuda:0", 2e-4, {"batch": batch}))
     rows += [row("cpu-threads", "cpu", 1 / n, {"threads": n, "op": "matmul"}) for n in (1, 2, 4)]
@@ -87,8 +104,9 @@ def test_empty_store_runs_every_analysis_without_error(tmp_path):
 
 
 def test_real_cpu_run_gives_plain_cpu_only_answers(tmp_path):
-    options = RunOptions(results=tmp_path, workloads=("matmul", "mlp-train"), devices=("cpu",),
-                         budget_s=0.2)
+    options = RunOptions(
+        results=tmp_path, workloads=("matmul", "mlp-train"), devices=("cpu",), budget_s=0.2
+    )
     run_benchmarks(options)
     results = store.read_results(tmp_path)
     assert (results["status"] == "ok").any()

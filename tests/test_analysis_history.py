@@ -32,31 +32,47 @@ def test_known_regression_and_unchanged_case(tmp_path):
 
 
 def test_an_improvement_is_found_and_a_small_clear_change_is_not(tmp_path):
-    rows = [row("matmul", "cpu", 1e-3, {"size": 256}, run=0),
-            row("matmul", "cpu", 0.8e-3, {"size": 256}, run=1),  # 20% faster
-            row("matmul", "cpu", 1e-3, {"size": 512}, run=0),
-            row("matmul", "cpu", 1.02e-3, {"size": 512}, run=1)]  # clear, but only 2%
+    rows = [
+        row("matmul", "cpu", 1e-3, {"size": 256}, run=0),
+        row("matmul", "cpu", 0.8e-3, {"size": 256}, run=1),  # 20% faster
+        row("matmul", "cpu", 1e-3, {"size": 512}, run=0),
+        row("matmul", "cpu", 1.02e-3, {"size": 512}, run=1),
+    ]  # clear, but only 2%
     found = {c.case: c.verdict for c in changes(Tables.of(frame(rows, tmp_path)))}
     assert found == {"size 256": "improvement"}
 
 
 def test_noise_alone_is_no_change(tmp_path):
     rng = random.Random(3)
-    rows = [row("mlp-train", "cpu", 1e-3, {"batch": b}, run=r,
-                samples=[rng.lognormvariate(-6.9, 0.05) for _ in range(41)])
-            for r in range(4) for b in (1, 4, 16, 64, 256)]  # fmt: skip
+    rows = [
+        row(
+            "mlp-train",
+            "cpu",
+            1e-3,
+            {"batch": b},
+            run=r,
+            samples=[rng.lognormvariate(-6.9, 0.05) for _ in range(41)],
+        )
+        for r in range(4)
+        for b in (1, 4, 16, 64, 256)
+    ]
     tables = Tables.of(frame(rows, tmp_path))
     assert changes(tables) == []
     assert history_findings(tables)[0].numbers["regressions"] == 0
 
 
 def test_a_change_that_comes_with_a_new_fingerprint_says_so(tmp_path):
-    rows = [row("matmul", "cpu", 1e-3, {"size": 256}, run=0, fingerprint="old-driver"),
-            row("matmul", "cpu", 2e-3, {"size": 256}, run=1, fingerprint="new-driver")]
+    rows = [
+        row("matmul", "cpu", 1e-3, {"size": 256}, run=0, fingerprint="old-driver"),
+        row("matmul", "cpu", 2e-3, {"size": 256}, run=1, fingerprint="new-driver"),
+    ]
     (change,) = changes(Tables.of(frame(rows, tmp_path)))
     assert change.verdict == "regression" and not change.same_hardware
-    (finding,) = [f for f in history_findings(Tables.of(frame(rows, tmp_path))) if
-                  f.id.startswith("history-regression")]  # fmt: skip
+    (finding,) = [
+        f
+        for f in history_findings(Tables.of(frame(rows, tmp_path)))
+        if f.id.startswith("history-regression")
+    ]
     assert "fingerprint changed" in finding.answer and finding.strength == "moderate"
 
 
@@ -67,9 +83,16 @@ def test_history_runs_page_and_compare_share_one_verdict(tmp_path):
     rows = []
     for size in (64, 128, 256, 512, 1024, 2048):
         for run, factor in enumerate((1.0, 1.0, {256: 1.3, 1024: 1.06, 2048: 0.7}.get(size, 1.0))):
-            rows.append(row("matmul", "cpu", size * 1e-6 * factor, {"size": size}, run=run,
-                            samples=[size * 1e-6 * factor * rng.lognormvariate(0, 0.01)
-                                     for _ in range(31)]))  # fmt: skip
+            rows.append(
+                row(
+                    "matmul",
+                    "cpu",
+                    size * 1e-6 * factor,
+                    {"size": size},
+                    run=run,
+                    samples=[size * 1e-6 * factor * rng.lognormvariate(0, 0.01) for _ in range(31)],
+                )
+            )
     tables = Tables.of(frame(rows, tmp_path))
     history = {c.case for c in changes(tables) if c.verdict == "regression"}
     newest = tables.run_changes[tables.run_changes["newest"]]

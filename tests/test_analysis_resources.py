@@ -20,8 +20,10 @@ QUOTA_2 = {**CPU_INFO, "cgroup_cpu_quota": 2.0, "usable_cpus": 2}
 
 
 def _threads(times: dict[int, float], info: dict, op: str = "matmul") -> list[dict]:
-    return [row("cpu-threads", "cpu", t, {"threads": n, "op": op}, info=info, threads=n)
-            for n, t in times.items()]
+    return [
+        row("cpu-threads", "cpu", t, {"threads": n, "op": op}, info=info, threads=n)
+        for n, t in times.items()
+    ]
 
 
 def test_flat_thread_curve_is_flagged_with_the_cgroup_quota_as_reason(tmp_path):
@@ -36,11 +38,17 @@ def test_flat_thread_curve_is_flagged_with_the_cgroup_quota_as_reason(tmp_path):
 
 def test_linear_thread_curve_scales_and_memory_bound_reason(tmp_path):
     linear = _threads({1: 8.0, 2: 4.0, 4: 2.0, 8: 1.0}, CPU_INFO)
-    bound = [dict(r, flops=1e6, bytes=1e6, workload="cpu-threads") for r in
-             _threads({1: 1.0, 2: 0.9, 4: 0.9}, CPU_INFO, op="copy")]
-    found = {f.numbers["scales"]: f for f in
-             analysis_cpu_threads.cpu_thread_findings(Tables.of(frame(linear + bound, tmp_path)))
-             if f.kind == "cpu-threads"}
+    bound = [
+        dict(r, flops=1e6, bytes=1e6, workload="cpu-threads")
+        for r in _threads({1: 1.0, 2: 0.9, 4: 0.9}, CPU_INFO, op="copy")
+    ]
+    found = {
+        f.numbers["scales"]: f
+        for f in analysis_cpu_threads.cpu_thread_findings(
+            Tables.of(frame(linear + bound, tmp_path))
+        )
+        if f.kind == "cpu-threads"
+    }
     assert found[True].numbers["efficiency"] == pytest.approx(1.0)
     assert "memory-bound" in found[False].answer
 
@@ -48,18 +56,28 @@ def test_linear_thread_curve_scales_and_memory_bound_reason(tmp_path):
 def test_batch_saturation_is_the_first_batch_after_which_growth_is_below_10_percent(tmp_path):
     # items/s: 1000, 4000, 8000, 8400 (+5%), 8500 → saturation at batch 64
     times = {1: 1 / 1000, 4: 4 / 4000, 16: 16 / 8000, 64: 64 / 8400, 256: 256 / 8500}
-    results = frame([row("mlp-train", "cuda:0", t, {"batch": b}) for b, t in times.items()],
-                    tmp_path)
+    results = frame(
+        [row("mlp-train", "cuda:0", t, {"batch": b}) for b, t in times.items()], tmp_path
+    )
     (found,) = analysis_batch_scaling.saturation_table(Tables.of(results))
     assert found.batch == 16.0 and found.items_per_s == pytest.approx(8000)
 
 
 def test_memory_per_sample_is_the_slope_and_gpu_memory_limit_is_named(tmp_path):
     key = "memory.gpu_peak_allocated_bytes"
-    rows = [row("mlp-train", "cuda:0", 1e-3, {"batch": b}, metrics={key: 5e8 + 2e6 * b})
-            for b in (16, 64, 256)]
-    rows.append(row("max-batch", "cpu", 1.0, {"model": "mlp"},
-                    metrics={"max_batch": 8192, "max_batch_limit_bytes": 2**34}))
+    rows = [
+        row("mlp-train", "cuda:0", 1e-3, {"batch": b}, metrics={key: 5e8 + 2e6 * b})
+        for b in (16, 64, 256)
+    ]
+    rows.append(
+        row(
+            "max-batch",
+            "cpu",
+            1.0,
+            {"model": "mlp"},
+            metrics={"max_batch": 8192, "max_batch_limit_bytes": 2**34},
+        )
+    )
     rows.append(row("max-batch", "cuda:0", 1.0, {"model": "mlp"}, metrics={"max_batch": 2048}))
     results = frame(rows, tmp_path)
     (line,) = analysis_memory.memory_lines(Tables.of(results))
@@ -76,15 +94,28 @@ def test_compile_breakeven_and_checkpointing_memory(tmp_path):
     peak = "memory.gpu_peak_allocated_bytes"
     rows = [
         row("mlp-train", "cuda:0", 2e-3, {"batch": 64, "compile": False}),
-        row("mlp-train", "cuda:0", 1e-3, {"batch": 64, "compile": True},
-            metrics={"compile_s": 5.0}),
-        row("transformer-train", "cuda:0", 1e-3, {"batch": 8, "checkpointing": False},
-            metrics={peak: 1e9}),
-        row("transformer-train", "cuda:0", 1.3e-3, {"batch": 8, "checkpointing": True},
-            metrics={peak: 4e8}),
+        row(
+            "mlp-train", "cuda:0", 1e-3, {"batch": 64, "compile": True}, metrics={"compile_s": 5.0}
+        ),
+        row(
+            "transformer-train",
+            "cuda:0",
+            1e-3,
+            {"batch": 8, "checkpointing": False},
+            metrics={peak: 1e9},
+        ),
+        row(
+            "transformer-train",
+            "cuda:0",
+            1.3e-3,
+            {"batch": 8, "checkpointing": True},
+            metrics={peak: 4e8},
+        ),
     ]
-    effects = {e.technique: e for e in analysis_techniques.technique_effects(Tables.of(frame(rows,
-                                                                                    tmp_path)))}
+    effects = {
+        e.technique: e
+        for e in analysis_techniques.technique_effects(Tables.of(frame(rows, tmp_path)))
+    }
     assert effects["compile"].speedup == pytest.approx(2.0)
     assert effects["compile"].breakeven_calls == pytest.approx(5000)
     assert effects["checkpointing"].memory_saved == pytest.approx(0.6)
@@ -93,8 +124,10 @@ def test_compile_breakeven_and_checkpointing_memory(tmp_path):
 
 def test_a_technique_finding_rests_on_its_unflagged_cases_and_says_when_none_is(tmp_path):
     rows = [row("mlp-train", "cuda:0", 2e-3, {"batch": b, "compile": False}) for b in (64, 256)]
-    fast = [row("mlp-train", "cuda:0", 1e-3, {"batch": 64, "compile": True}),
-            row("mlp-train", "cuda:0", 0.2e-3, {"batch": 256, "compile": True})]  # 10x: flagged
+    fast = [
+        row("mlp-train", "cuda:0", 1e-3, {"batch": 64, "compile": True}),
+        row("mlp-train", "cuda:0", 0.2e-3, {"batch": 256, "compile": True}),
+    ]  # 10x: flagged
     results = frame(rows + fast, tmp_path)
 
     def compile_finding(flagged: set[str]):
@@ -112,8 +145,10 @@ def test_a_technique_finding_rests_on_its_unflagged_cases_and_says_when_none_is(
 
 
 def test_efficiency_is_a_share_of_the_measured_peak(tmp_path):
-    rows = [row("matmul", "cuda:0", 1e-3, {"size": 4096, "precision": "bf16"}, tflops=500.0),
-            row("mlp-train", "cuda:0", 1e-3, {"batch": 64, "precision": "bf16"}, tflops=125.0)]
+    rows = [
+        row("matmul", "cuda:0", 1e-3, {"size": 4096, "precision": "bf16"}, tflops=500.0),
+        row("mlp-train", "cuda:0", 1e-3, {"batch": 64, "precision": "bf16"}, tflops=125.0),
+    ]
     found = analysis_efficiency.efficiency_findings(Tables.of(frame(rows, tmp_path)))
     share = next(f for f in found if f.workload == "mlp-train")
     assert share.numbers["best_share"] == pytest.approx(0.25)
@@ -121,8 +156,10 @@ def test_efficiency_is_a_share_of_the_measured_peak(tmp_path):
 
 
 def test_a_workload_above_the_stored_peak_says_the_peak_is_missing_not_a_share_above_100(tmp_path):
-    rows = [row("matmul", "cpu", 1e-3, {"size": 64, "precision": "fp32"}, tflops=0.002),
-            row("mlp-train", "cpu", 1e-3, {"batch": 64, "precision": "fp32"}, tflops=0.004)]
+    rows = [
+        row("matmul", "cpu", 1e-3, {"size": 64, "precision": "fp32"}, tflops=0.002),
+        row("mlp-train", "cpu", 1e-3, {"batch": 64, "precision": "fp32"}, tflops=0.004),
+    ]
     found = analysis_efficiency.efficiency_findings(Tables.of(frame(rows, tmp_path)))
     share = next(f for f in found if f.workload == "mlp-train")
     assert share.strength == "weak" and "%" not in share.answer
@@ -130,31 +167,67 @@ def test_a_workload_above_the_stored_peak_says_the_peak_is_missing_not_a_share_a
 
 
 def test_energy_per_item_known_and_unavailable_said_plainly(tmp_path):
-    rows = [row("mlp-train", "cuda:0", 1e-3, {"batch": 100},
-                metrics={"nvml.energy_j": 50.0, "measured_calls": 10,
-                         "cost.usd_per_hour": 3.6}),
-            row("mlp-train", "cpu", 1e-2, {"batch": 100}, metrics={"measured_calls": 10})]
+    rows = [
+        row(
+            "mlp-train",
+            "cuda:0",
+            1e-3,
+            {"batch": 100},
+            metrics={"nvml.energy_j": 50.0, "measured_calls": 10, "cost.usd_per_hour": 3.6},
+        ),
+        row("mlp-train", "cpu", 1e-2, {"batch": 100}, metrics={"measured_calls": 10}),
+    ]
     table = analysis_energy_cost.energy_table(Tables.of(frame(rows, tmp_path)))
     gpu = table[table["kind"] == "cuda"].iloc[0]
     assert gpu.j_per_item == pytest.approx(0.05)
     assert gpu.usd_per_million == pytest.approx(3.6 / 3600 * 1e-3 / 100 * 1e6)
-    stale = analysis_energy_cost.energy_table(Tables.of(frame(
-        [row("mlp-train", "cuda:0", 1e-3, {"batch": 100},
-             metrics={"nvml.energy_j": 0.0, "measured_calls": 10})], tmp_path / "stale")))
+    stale = analysis_energy_cost.energy_table(
+        Tables.of(
+            frame(
+                [
+                    row(
+                        "mlp-train",
+                        "cuda:0",
+                        1e-3,
+                        {"batch": 100},
+                        metrics={"nvml.energy_j": 0.0, "measured_calls": 10},
+                    )
+                ],
+                tmp_path / "stale",
+            )
+        )
+    )
     assert stale["j_per_item"].isna().all()  # a counter that did not move is not 0 J
-    unavailable = analysis_energy_cost.energy_cost_findings(Tables.of(
-        frame([row("mlp-train", "cpu", 1e-2, {"batch": 1})], tmp_path / "cpu-only")))
+    unavailable = analysis_energy_cost.energy_cost_findings(
+        Tables.of(frame([row("mlp-train", "cpu", 1e-2, {"batch": 1})], tmp_path / "cpu-only"))
+    )
     assert unavailable[0].strength == "none" and "unavailable" in unavailable[0].answer
 
 
-def _train(workload: str, n: int, step_s: float, peak: float, scaling: str = "strong",
-           host: str = "host-a", device: str = "cuda:0") -> dict:
+def _train(
+    workload: str,
+    n: int,
+    step_s: float,
+    peak: float,
+    scaling: str = "strong",
+    host: str = "host-a",
+    device: str = "cuda:0",
+) -> dict:
     params = {"world_size": n, "model": "transformer", "scaling": scaling}
     if workload == "pipeline-train":
         params.pop("scaling")
     items = n if scaling == "weak" else 1  # weak scaling: the global batch grows with n
-    return row(workload, device, step_s, params, world_size=n, host=host, axis="world_size",
-               items=items, metrics={"memory.gpu_peak_allocated_bytes": peak})
+    return row(
+        workload,
+        device,
+        step_s,
+        params,
+        world_size=n,
+        host=host,
+        axis="world_size",
+        items=items,
+        metrics={"memory.gpu_peak_allocated_bytes": peak},
+    )
 
 
 def test_strong_scaling_efficiency_and_missing_multi_gpu(tmp_path):
@@ -162,22 +235,30 @@ def test_strong_scaling_efficiency_and_missing_multi_gpu(tmp_path):
     found = analysis_multi_gpu.multi_gpu_findings(Tables.of(frame(rows, tmp_path)))
     (case,) = [f for f in found if "efficiency" in f.numbers]
     assert case.numbers["efficiency"] == {"2": pytest.approx(0.8)}
-    empty = analysis_multi_gpu.multi_gpu_findings(Tables.of(
-        frame([row("matmul", "cpu", 1.0, {"size": 64})], tmp_path / "none")))
+    empty = analysis_multi_gpu.multi_gpu_findings(
+        Tables.of(frame([row("matmul", "cpu", 1.0, {"size": 64})], tmp_path / "none"))
+    )
     assert empty[0].strength == "none" and empty[0].evidence == ()
 
 
 def test_scaling_memory_and_hosts_are_compared_within_a_host_only(tmp_path):
     rows = [
-        _train("ddp-train", 1, 1.0, 30e9), _train("ddp-train", 2, 0.625, 22e9),
-        _train("ddp-train", 1, 1.0, 30e9, "weak"), _train("ddp-train", 2, 1.05, 30e9, "weak"),
-        _train("fsdp-train", 1, 1.1, 27e9), _train("fsdp-train", 2, 1.0, 15e9),
-        _train("pipeline-train", 1, 1.2, 25e9), _train("pipeline-train", 2, 0.8, 13e9),
+        _train("ddp-train", 1, 1.0, 30e9),
+        _train("ddp-train", 2, 0.625, 22e9),
+        _train("ddp-train", 1, 1.0, 30e9, "weak"),
+        _train("ddp-train", 2, 1.05, 30e9, "weak"),
+        _train("fsdp-train", 1, 1.1, 27e9),
+        _train("fsdp-train", 2, 1.0, 15e9),
+        _train("pipeline-train", 1, 1.2, 25e9),
+        _train("pipeline-train", 2, 0.8, 13e9),
         # a second machine, twice as slow on one device: must not become anyone's baseline
         _train("ddp-train", 1, 2.0, 30e9, host="host-b"),
-    ]  # fmt: skip
-    found = [f for f in analysis_multi_gpu.multi_gpu_findings(Tables.of(frame(rows, tmp_path)))
-             if "efficiency" not in f.numbers]
+    ]
+    found = [
+        f
+        for f in analysis_multi_gpu.multi_gpu_findings(Tables.of(frame(rows, tmp_path)))
+        if "efficiency" not in f.numbers
+    ]
     scaling, memory = found
     assert scaling.explanation.splitlines() == [
         "- DDP, transformer, weak: 1.90× (95% efficiency, weak scaling)",
@@ -193,9 +274,11 @@ def test_scaling_memory_and_hosts_are_compared_within_a_host_only(tmp_path):
 
 
 def test_hosts_side_by_side_on_common_cases(tmp_path):
-    rows = [row("matmul", "cpu", 4.0, {"size": 64}, host="laptop"),
-            row("matmul", "cuda:0", 1.0, {"size": 64}, host="server"),
-            row("matmul", "cpu", 9.0, {"size": 128}, host="laptop")]  # not common: ignored
+    rows = [
+        row("matmul", "cpu", 4.0, {"size": 64}, host="laptop"),
+        row("matmul", "cuda:0", 1.0, {"size": 64}, host="server"),
+        row("matmul", "cpu", 9.0, {"size": 128}, host="laptop"),
+    ]  # not common: ignored
     (found,) = analysis_hosts.host_findings(Tables.of(frame(rows, tmp_path)))
     speeds = found.numbers["relative_speed"]
     assert speeds["NVIDIA H200 (cuda:0) on server"] == pytest.approx(1.0)
@@ -205,8 +288,12 @@ def test_hosts_side_by_side_on_common_cases(tmp_path):
 
 def test_an_out_of_memory_case_re_run_with_success_no_longer_counts(tmp_path):
     case = {"model": "cnn"}
-    rows = [row("max-batch", "cuda:0", 1.0, case, run=0, status="oom"),
-            row("max-batch", "cuda:0", 1.0, case, run=1, metrics={"max_batch": 512})]
+    rows = [
+        row("max-batch", "cuda:0", 1.0, case, run=0, status="oom"),
+        row("max-batch", "cuda:0", 1.0, case, run=1, metrics={"max_batch": 512}),
+    ]
     results = frame(rows, tmp_path)
     assert analysis_memory.oom_rows(Tables.of(results)) == []
-    assert analysis_memory.oom_rows(Tables.of(frame(rows[:1], tmp_path / "only"))) == [rows[0]["row_id"]]
+    assert analysis_memory.oom_rows(Tables.of(frame(rows[:1], tmp_path / "only"))) == [
+        rows[0]["row_id"]
+    ]

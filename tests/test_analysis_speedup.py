@@ -13,8 +13,13 @@ from benchsite.tables import Tables
 
 
 def test_known_speedup_with_its_confidence_interval(tmp_path):
-    results = frame([row("mlp-train", "cpu", 64e-3, {"batch": 256}),
-                     row("mlp-train", "cuda:0", 1e-3, {"batch": 256})], tmp_path)
+    results = frame(
+        [
+            row("mlp-train", "cpu", 64e-3, {"batch": 256}),
+            row("mlp-train", "cuda:0", 1e-3, {"batch": 256}),
+        ],
+        tmp_path,
+    )
     (found,) = speedup_findings(Tables.of(results))
     assert found.numbers["best_speedup"] == pytest.approx(64.0)
     low, high = found.numbers["best_ci"]
@@ -28,10 +33,15 @@ def test_known_speedup_with_its_confidence_interval(tmp_path):
 def test_rows_of_one_case_that_declare_different_work_are_no_pair(tmp_path):
     # a distributed workload sizes its model by device kind: same parameters, other work
     params = {"model": "transformer", "world_size": 1}
-    results = frame([row("ddp-train", "cpu", 15e-3, params, flops=3.5e8, items=8),
-                     row("ddp-train", "cuda:0", 127e-3, params, flops=4.5e13, items=16),
-                     row("mlp-train", "cpu", 8e-3, {"batch": 256}, flops=1e9),
-                     row("mlp-train", "cuda:0", 1e-3, {"batch": 256}, flops=1e9)], tmp_path)
+    results = frame(
+        [
+            row("ddp-train", "cpu", 15e-3, params, flops=3.5e8, items=8),
+            row("ddp-train", "cuda:0", 127e-3, params, flops=4.5e13, items=16),
+            row("mlp-train", "cpu", 8e-3, {"batch": 256}, flops=1e9),
+            row("mlp-train", "cuda:0", 1e-3, {"batch": 256}, flops=1e9),
+        ],
+        tmp_path,
+    )
     pairs = Tables.of(results).speedups
     assert list(pairs["workload"]) == ["mlp-train"]
     assert pairs["speedup"].iloc[0] == pytest.approx(8.0, rel=0.05)

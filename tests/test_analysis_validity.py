@@ -5,8 +5,8 @@ from __future__ import annotations
 from analysis_frames import CPU_INFO, GPU_INFO, frame, row, spread_samples
 from benchsite.plugins.analyses.validity import validity_findings
 
-from benchsite.analysis import prepare_results
-from benchsite.plugin_manager import load_plugins
+from benchsite.host.manager import load_plugins
+from benchsite.site.analyse import prepare_results
 
 
 def _flags(rows: list[dict], tmp_path) -> dict[str, tuple[str, ...]]:
@@ -33,8 +33,14 @@ def test_each_flag_fires_where_it_should(tmp_path):
     ]
     flags = _flags(rows, tmp_path)
     assert flags["clean"] == ()
-    for code in ("above-peak", "in-cache", "launch-bound", "noisy", "clock-throttled",
-                 "cpu-not-all-cores"):
+    for code in (
+        "above-peak",
+        "in-cache",
+        "launch-bound",
+        "noisy",
+        "clock-throttled",
+        "cpu-not-all-cores",
+    ):
         assert code in flags[code], code
     assert flags["slow-clock"] == ("clock-throttled",)
     assert flags["idle-only"] == () and flags["pinned-threads"] == ()
@@ -46,10 +52,14 @@ def test_a_copy_faster_than_hbm_is_in_cache_when_it_fits_the_cache_and_above_pea
     tmp_path,
 ):
     fits, hbm = 32 * 2**20, 2**31  # bytes read + written; the H200 row's L2 is 60 MiB
-    small = _flags([row("copy", "cuda:0", 1e-3, {"size": fits // 2}, bytes=fits, gbps=5100.0)],
-                   tmp_path / "small")
-    large = _flags([row("copy", "cuda:0", 1e-3, {"size": hbm // 2}, bytes=hbm, gbps=5100.0)],
-                   tmp_path / "large")
+    small = _flags(
+        [row("copy", "cuda:0", 1e-3, {"size": fits // 2}, bytes=fits, gbps=5100.0)],
+        tmp_path / "small",
+    )
+    large = _flags(
+        [row("copy", "cuda:0", 1e-3, {"size": hbm // 2}, bytes=hbm, gbps=5100.0)],
+        tmp_path / "large",
+    )
     assert small["copy"] == ("in-cache",)
     assert large["copy"] == ("above-peak",)
 

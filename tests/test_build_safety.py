@@ -43,12 +43,18 @@ def good_site(tmp_path_factory: pytest.TempPathFactory, small_store: Path) -> Pa
 def start(*arguments: object, cwd: Path | None = None) -> subprocess.Popen[str]:
     """``benchsite build …`` in a new process group, with Ctrl-C handled as from a terminal
     (whatever this test process inherited)."""
-    command = [sys.executable, "-m", "benchsite.cli", "build", *map(str, arguments)]
+    command = [sys.executable, "-m", "benchsite.cli.app", "build", *map(str, arguments)]
     env = {**os.environ, "COLUMNS": "1000"}  # rich wraps a long line at 80 columns in a pipe
     return subprocess.Popen(
-        command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-    )  # fmt: skip
+        command,
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
 
 
 def build(results: Path, out: Path, *more: object, cwd: Path | None = None):
@@ -58,14 +64,16 @@ def build(results: Path, out: Path, *more: object, cwd: Path | None = None):
 
 
 def snapshot(site: Path) -> dict[str, bytes]:
-    return {str(path.relative_to(site)): path.read_bytes() for path in site.rglob("*")
-            if path.is_file()}  # fmt: skip
+    return {
+        str(path.relative_to(site)): path.read_bytes() for path in site.rglob("*") if path.is_file()
+    }
 
 
 def leftovers(site: Path) -> list[str]:
     """What a build may leave beside the site: only its lock file."""
-    return sorted(path.name for path in site.parent.glob(f".{site.name}.*")
-                  if not path.name.endswith(".lock"))  # fmt: skip
+    return sorted(
+        path.name for path in site.parent.glob(f".{site.name}.*") if not path.name.endswith(".lock")
+    )
 
 
 def one_error_line(stderr: str) -> str:

@@ -2,7 +2,7 @@
 --strict an error and exit status 2), run and build exit 1 when nothing succeeded or a part
 failed, the listings are one line per item at 80 columns and in a pipe, results formats like
 the site and exports, and help shows flags as flags. Through the real entry point
-(``benchsite.cli.main``, in process, or the installed command in a subprocess)."""
+(``benchsite.cli.app.main``, in process, or the installed command in a subprocess)."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from benchsite import registry
-from benchsite.cli import main
-from benchsite.plugin_manager import load_plugins
+from benchsite.cli.app import main
+from benchsite.host import registry
+from benchsite.host.manager import load_plugins
 from tests.conftest import CASEBOOK, EXAMPLE_RESULTS
 
 STRICT = "(--strict makes this fatal)"
@@ -84,11 +84,15 @@ def test_a_collector_problem_is_said_by_plugins_and_stops_a_strict_run(tmp_path,
     when the plugins are listed, and before a run measures anything."""
     bad = plugin_file(tmp_path, BAD_COLLECTORS)
     status, out, err = cli(capsys, "plugins", "-p", bad)
-    assert status == 0 and "register_collectors raised ValueError: collector avg: merge rule(s)" \
-        in err and "unknown; use one of max, sum, device_sum, min, or" in err  # fmt: skip
+    assert (
+        status == 0
+        and "register_collectors raised ValueError: collector avg: merge rule(s)" in err
+        and "unknown; use one of max, sum, device_sum, min, or" in err
+    )
     assert "problem: register_collectors raised" in out
-    status, _, err = cli(capsys, "run", "-p", bad, "--strict", "-w", "matmul",
-                         "--results", str(tmp_path / "r"))  # fmt: skip
+    status, _, err = cli(
+        capsys, "run", "-p", bad, "--strict", "-w", "matmul", "--results", str(tmp_path / "r")
+    )
     assert status == 2 and err.startswith("error: plugin bad") and "merge rule" in err
     assert not (tmp_path / "r").exists() or not list((tmp_path / "r").rglob("*.parquet"))
 
@@ -107,8 +111,12 @@ def register_analyses():
 
 def test_an_analysis_naming_no_argument_benchsite_passes_gets_a_note(tmp_path, capsys):
     status, _, err = cli(capsys, "plugins", "-p", plugin_file(tmp_path, ODD_ANALYSIS))
-    assert status == 0 and "analysis 'odd': analyze() takes 'table', which benchsite does " \
-        "not pass by name (results, tables, findings)" in err  # fmt: skip
+    assert (
+        status == 0
+        and "analysis 'odd': analyze() takes 'table', which benchsite does "
+        "not pass by name (results, tables, findings)"
+        in err
+    )
 
 
 WORKLOAD = """
@@ -268,7 +276,7 @@ def test_build_exits_1_when_a_page_failed_unless_keep_going(tmp_path, capsys):
 
 def test_listings_are_one_line_per_item_in_a_pipe_at_80_columns():
     env = {**os.environ, "COLUMNS": "80"}
-    command = [sys.executable, "-m", "benchsite.cli"]
+    command = [sys.executable, "-m", "benchsite.cli.app"]
     piped = subprocess.run(
         [*command, "workloads"], capture_output=True, text=True, env=env, check=True
     )

@@ -9,19 +9,21 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from benchsite.plugins._shared import memory as _memory
 from benchsite.plugins.collectors import cost as collector_cost
 from benchsite.plugins.collectors import cpu as collector_cpu
 from benchsite.plugins.collectors import memory as collector_memory
 from benchsite.plugins.collectors import nvml as collector_nvml
 from benchsite.plugins.devices.cpu import register_devices
 
-from benchsite import CollectorUnavailable, registry, store
-from benchsite.config import section, value
+from benchsite import CollectorUnavailable
 from benchsite.errors import ConfigError
-from benchsite.plugin_manager import load_plugins
+from benchsite.host import registry
+from benchsite.host.config import section, value
+from benchsite.host.manager import load_plugins
+from benchsite.measure.runner import RunOptions, run_benchmarks
 from benchsite.records import Device
-from benchsite.runner import RunOptions, run_benchmarks
+from benchsite.store import parts as store
+from benchsite.toolkit import memory as _memory
 
 REPO = Path(__file__).parents[1]
 MIB = 2**20
@@ -162,7 +164,7 @@ def test_cost_is_unavailable_without_a_price(cpu, tmp_path, monkeypatch) -> None
     monkeypatch.delenv("BENCHSITE_CONFIG", raising=False)
     monkeypatch.chdir(tmp_path)
     assert collector_cost.start_cost(cpu)() == {}  # no benchsite.toml: nothing asked, no note
-    _config(tmp_path, monkeypatch, '[cost.usd_per_hour]\ncuda = 2.0\n')
+    _config(tmp_path, monkeypatch, "[cost.usd_per_hour]\ncuda = 2.0\n")
     with pytest.raises(CollectorUnavailable, match="no price for cpu"):
         collector_cost.start_cost(cpu)
     _config(tmp_path, monkeypatch, '[cost.usd_per_hour]\ncpu = "cheap"\n')

@@ -9,8 +9,9 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
-from benchsite import cli, store
+from benchsite.cli import app as cli
 from benchsite.errors import SelectionError
+from benchsite.store import parts as store
 from benchsite.tables import Tables
 from benchsite.tables import compare as comparing
 from benchsite.testing import complete_row
@@ -19,19 +20,30 @@ CASES = 20
 SAMPLES = 40
 
 
-def run_rows(host: str, run_id: str, rng: np.random.Generator, slower: dict[int, float],
-             hours: int = 0) -> list[dict]:  # fmt: skip
+def run_rows(
+    host: str, run_id: str, rng: np.random.Generator, slower: dict[int, float], hours: int = 0
+) -> list[dict]:
     """One run of CASES matmul sizes, 40 samples of 2% noise each; case i slowed by slower[i]."""
     rows = []
     for case in range(CASES):
         median = 1e-3 * (1 + case / 10) * slower.get(case, 1.0)
         samples = median * rng.normal(1.0, 0.02, SAMPLES)
-        rows.append(complete_row({
-            "host": host, "run_id": run_id, "workload": "matmul", "params": {"size": 64 * case},
-            "axis": "size", "axis_value": 64.0 * case, "samples_s": samples.tolist(),
-            "median_s": float(np.median(samples)), "n_samples": SAMPLES,
-            "timestamp": datetime(2026, 1, 1, tzinfo=UTC) + timedelta(hours=hours),
-        }))  # fmt: skip
+        rows.append(
+            complete_row(
+                {
+                    "host": host,
+                    "run_id": run_id,
+                    "workload": "matmul",
+                    "params": {"size": 64 * case},
+                    "axis": "size",
+                    "axis_value": 64.0 * case,
+                    "samples_s": samples.tolist(),
+                    "median_s": float(np.median(samples)),
+                    "n_samples": SAMPLES,
+                    "timestamp": datetime(2026, 1, 1, tzinfo=UTC) + timedelta(hours=hours),
+                }
+            )
+        )
     return rows
 
 
@@ -153,15 +165,29 @@ def test_host_tilde_n_names_the_hosts_runs_newest_first(fleet):
 
 def test_the_leaderboard_ranks_models_per_kind_on_the_most_measured_case(tmp_path):
     def row(host: str, model: str, size: int, median: float, kind: str = "cuda") -> dict:
-        return complete_row({"host": host, "run_id": f"r-{host}", "workload": "matmul",
-                             "device": "cuda:0" if kind == "cuda" else "cpu", "device_kind": kind,
-                             "device_model": model, "params": {"size": size}, "axis": "size",
-                             "axis_value": float(size), "median_s": median})  # fmt: skip
+        return complete_row(
+            {
+                "host": host,
+                "run_id": f"r-{host}",
+                "workload": "matmul",
+                "device": "cuda:0" if kind == "cuda" else "cpu",
+                "device_kind": kind,
+                "device_model": model,
+                "params": {"size": size},
+                "axis": "size",
+                "axis_value": float(size),
+                "median_s": median,
+            }
+        )
 
-    rows = [row("a1", "GPU-A", 512, 1.0), row("a1", "GPU-A", 1024, 2.0),
-            row("a2", "GPU-A", 1024, 1.8), row("b1", "GPU-B", 1024, 4.0),
-            row("c1", "GPU-C", 512, 0.1),  # only the small size: not the reference case
-            row("a1", "big CPU", 1024, 90.0, "cpu")]  # fmt: skip
+    rows = [
+        row("a1", "GPU-A", 512, 1.0),
+        row("a1", "GPU-A", 1024, 2.0),
+        row("a2", "GPU-A", 1024, 1.8),
+        row("b1", "GPU-B", 1024, 4.0),
+        row("c1", "GPU-C", 512, 0.1),  # only the small size: not the reference case
+        row("a1", "big CPU", 1024, 90.0, "cpu"),
+    ]
     for each in rows:
         store.write_rows(tmp_path, each["host"], each["run_id"], [each])
     board = Tables.of(store.read_results(tmp_path)).leaderboard
@@ -186,8 +212,10 @@ def test_cases_in_common_counts_what_matching_the_two_sides_finds(fleet):
     names = ["lab-a", "lab-b", "lab-c", "run-lab-a", "run-lab-a-2", "run-lab-b", "run-lab-b-2"]
     sides = comparing.Sides(rows)
     counted = {(a, b): sides.cases_in_common(a, b) for a in names for b in names if a != b}
-    matched = {(a, b): len(comparing.matched(comparing.side(rows, a), comparing.side(rows, b)))
-               for a, b in counted}  # fmt: skip
+    matched = {
+        (a, b): len(comparing.matched(comparing.side(rows, a), comparing.side(rows, b)))
+        for a, b in counted
+    }
     assert counted == matched
     assert counted["run-lab-b", "run-lab-b-2"] == 4  # the fifth case moved to world size 2
     assert counted["lab-a", "lab-b"] == CASES - 1  # lab-b's newest row of case 0: world size 2

@@ -12,7 +12,10 @@ from pathlib import Path
 import jinja2
 import pytest
 
-from benchsite import Page, analysis, hookspecs, registry, store
+from benchsite import Page, hookspecs
+from benchsite.host import registry
+from benchsite.site import analyse as analysis
+from benchsite.store import parts as store
 from tests.conftest import EXAMPLE_RESULTS, TESTS, install_into
 
 EVERY_HOOK = str(TESTS / "plugins" / "every_hook.py")
@@ -75,8 +78,9 @@ def register_analyses():
 """
 
 
-def test_analyses_run_once_in_this_process_and_those_taking_findings_last(tmp_path,
-                                                                         benchsite_plugins):
+def test_analyses_run_once_in_this_process_and_those_taking_findings_last(
+    tmp_path, benchsite_plugins
+):
     (tmp_path / "grouped.py").write_text(GROUPED)
     plugins = benchsite_plugins(str(tmp_path / "grouped.py"))
     rows = store.read_results(EXAMPLE_RESULTS)

@@ -11,10 +11,13 @@ from typing import Any
 import psutil
 import pytest
 
-from benchsite import distributed, registry, runner, store
-from benchsite.plugin_manager import load_plugins
+from benchsite.host import registry
+from benchsite.host.manager import load_plugins
+from benchsite.measure import runner
+from benchsite.measure.distributed import launch as distributed
+from benchsite.measure.worker import Worker
 from benchsite.records import Collector, Device
-from benchsite.worker import Worker
+from benchsite.store import parts as store
 from tests.conftest import TESTS
 
 FAULTS = str(TESTS / "plugins" / "distributed_faults.py")
@@ -147,10 +150,12 @@ def test_groups_are_planned_once_per_kind_and_oversized_ones_are_skipped() -> No
         _device(f"cuda:{i}", "cuda") for i in range(2)
     ]
     names = {
-        size: [(g.device.name, g.members, g.problem is None) for g in
-               distributed.device_groups(devices, {"world_size": size})]
+        size: [
+            (g.device.name, g.members, g.problem is None)
+            for g in distributed.device_groups(devices, {"world_size": size})
+        ]
         for size in (1, 2, 8)
-    }  # fmt: skip
+    }
     assert names[1] == [("cpu", ("cpu",), True), ("cuda:0", ("cuda:0",), True)]
     assert names[2] == [("cpu×2", ("cpu", "cpu"), True), ("cuda:0-1", ("cuda:0", "cuda:1"), True)]
     assert names[8] == [("cpu×8", (), False), ("cuda×8", (), False)]
@@ -197,8 +202,7 @@ def test_a_rank_that_dies_without_a_word_is_a_crash(tmp_path: Path) -> None:
     outcome = distributed.gather(tmp_path, 0, group, 1, 60)
     assert outcome.status == "crash"
     assert (
-        outcome.error
-        == "rank(s) [1] ended without a result: exitcode  : -9 (pid: 123) | rank: 1"
+        outcome.error == "rank(s) [1] ended without a result: exitcode  : -9 (pid: 123) | rank: 1"
     )
 
 
@@ -209,11 +213,19 @@ def test_group_metrics_combine_by_the_rules_collectors_declare() -> None:
     rules = distributed.merge_rules(registry.collectors(plugins))
     assert rules["nvml.energy_j"] == "device_sum" and rules["nvml.throttle_reasons"] == "or"
     per_rank = [
-        {"nvml.energy_j": 10.0, "memory.gpu_peak_allocated_bytes": 5,
-         "nvml.throttle_reasons": 1, "mine.slowest_s": 2.0},
-        {"nvml.energy_j": 12.0, "memory.gpu_peak_allocated_bytes": 7,
-         "nvml.throttle_reasons": 4, "mine.slowest_s": 3.0},
-    ]  # fmt: skip
+        {
+            "nvml.energy_j": 10.0,
+            "memory.gpu_peak_allocated_bytes": 5,
+            "nvml.throttle_reasons": 1,
+            "mine.slowest_s": 2.0,
+        },
+        {
+            "nvml.energy_j": 12.0,
+            "memory.gpu_peak_allocated_bytes": 7,
+            "nvml.throttle_reasons": 4,
+            "mine.slowest_s": 3.0,
+        },
+    ]
     combined = distributed.combine_metrics(per_rank, {**rules, "mine.slowest_s": "min"})
     assert combined == {
         "nvml.energy_j": 22.0,
@@ -232,8 +244,9 @@ def test_ranks_sharing_a_device_count_its_energy_once() -> None:
     one_machine = [("node-a", "cpu")] * 4
     two_machines = [("node-a", "cpu")] * 2 + [("node-b", "cpu")] * 2
     assert distributed.combine_metrics(per_rank, rules, one_machine) == {
-        "cpu.energy_j": 103.0, "mine.steps": 40,
-    }  # fmt: skip
+        "cpu.energy_j": 103.0,
+        "mine.steps": 40,
+    }
     assert distributed.combine_metrics(per_rank, rules, two_machines)["cpu.energy_j"] == 204.0
     assert distributed.combine_metrics(per_rank, rules)["cpu.energy_j"] == 406.0  # own devices
 

@@ -16,9 +16,15 @@ from tests.conftest import TESTS
 GUIDE = (TESTS.parent / "docs" / "plugins.md").read_text(encoding="utf-8")
 TEMPLATES = TESTS.parent / "templates"
 RECORDS = (
-    records.Workload, records.Case, records.Device, records.Collector, records.Finding,
-    records.Analysis, records.Page, records.RenderedPage,
-)  # fmt: skip
+    records.Workload,
+    records.Case,
+    records.Device,
+    records.Collector,
+    records.Finding,
+    records.Analysis,
+    records.Page,
+    records.RenderedPage,
+)
 
 
 def record_table(record: type) -> str:

@@ -2,7 +2,7 @@
 writer per run, workers that die with their parent, pre-flight checks, resume and retry,
 configuration errors, SIGINT however benchsite was started, and command-line edges.
 
-Kills are real signals: the store's fault points (``BENCHSITE_FAULT``, :mod:`benchsite.faults`)
+Kills are real signals: the store's fault points (``BENCHSITE_FAULT``, :mod:`benchsite.store.faults`)
 make a real writer process send itself SIGKILL (or SIGSTOP) at the step named.
 """
 
@@ -21,9 +21,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from benchsite import config, store
 from benchsite.errors import ConfigError, StoreError
-from benchsite.runner import RunOptions, plan_cases, run_benchmarks, select_devices
+from benchsite.host import config
+from benchsite.measure.runner import RunOptions, plan_cases, run_benchmarks, select_devices
+from benchsite.store import parts as store
 from tests.conftest import CASEBOOK
 
 BENCHSITE = str(Path(sys.executable).parent / "benchsite")
@@ -74,7 +75,7 @@ def store_of_parts(root: Path, count: int = 3) -> Path:
 
 
 def compact_in_child(root: Path, fault: str) -> subprocess.Popen:
-    code = f"from benchsite import store; store.compact_run({str(root)!r}, 'h', 'run1')"
+    code = f"from benchsite.store import parts; parts.compact_run({str(root)!r}, 'h', 'run1')"
     env = {**os.environ, "BENCHSITE_FAULT": fault}
     return subprocess.Popen([sys.executable, "-c", code], env=env, preexec_fn=default_sigint)
 
@@ -238,7 +239,8 @@ def test_store_check_lists_and_quarantines_bad_parts_without_deleting(tmp_path):
 
 
 def test_leftovers_of_dead_writers_are_removed_but_not_a_live_writers(tmp_path):
-    from benchsite import locks, store_check
+    from benchsite._infra import lock as locks
+    from benchsite.store import check as store_check
 
     dead = store_of_parts(tmp_path, 1) / ".part-x.parquet.tmp-999999"
     dead.write_bytes(b"half a file")
@@ -264,7 +266,7 @@ def test_a_store_of_a_newer_schema_is_refused_in_one_line(tmp_path):
 
 
 def test_a_store_without_timestamps_reads_and_resumes(tmp_path):
-    from benchsite import resume
+    from benchsite.store import resume
 
     store.write_rows(tmp_path, "h", "run1", [a_row("r0", profile="quick")])
     store.write_rows(tmp_path, "h", "run2", [a_row("r1", run_id="run2", profile="quick")])
@@ -309,9 +311,14 @@ def test_pre_flight_refuses_a_nearly_full_disk(tmp_path, monkeypatch):
 
 def casebook_options(results: Path, workload: str, **changes) -> RunOptions:
     return RunOptions(
-        results=results, workloads=(workload,), devices=("cpu",), plugins=(CASEBOOK,),
-        budget_s=0.05, host="h", **changes,
-    )  # fmt: skip
+        results=results,
+        workloads=(workload,),
+        devices=("cpu",),
+        plugins=(CASEBOOK,),
+        budget_s=0.05,
+        host="h",
+        **changes,
+    )
 
 
 def stored_case(results: Path, run_id: str, workload: str, case_key: str, minute: int) -> None:
@@ -324,8 +331,8 @@ def stored_case(results: Path, run_id: str, workload: str, case_key: str, minute
 
 
 def test_resume_continues_the_interrupted_run_of_the_selection(results_dir):
-    from benchsite.plugin_manager import load_plugins
-    from benchsite.runner import select_workloads
+    from benchsite.host.manager import load_plugins
+    from benchsite.measure.runner import select_workloads
 
     plugins = load_plugins((CASEBOOK,))
     workloads = select_workloads(plugins, ["case-sleep"])
@@ -415,8 +422,9 @@ def test_ctrl_c_interrupts_a_run_started_with_sigint_ignored(results_dir):
 def test_ctrl_c_during_start_up_is_one_line_and_exit_130(results_dir):
     """Started with SIGINT ignored, benchsite catches it again first thing (before the Python
     interpreter's own start-up, a Ctrl-C is Python's, not benchsite's): interrupt right then."""
-    run = cli("run", "-w", "case-add", *FAST, "--results", str(results_dir),
-              preexec_fn=ignore_sigint)  # fmt: skip
+    run = cli(
+        "run", "-w", "case-add", *FAST, "--results", str(results_dir), preexec_fn=ignore_sigint
+    )
     deadline = time.monotonic() + 60
     while not catches_sigint(run.pid):
         assert time.monotonic() < deadline and run.poll() is None, "SIGINT never caught"

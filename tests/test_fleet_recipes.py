@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import typer
 
-from benchsite import cli
+from benchsite.cli import app as cli
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = [ROOT / "docs" / "fleet.md", *sorted((ROOT / "examples" / "fleet").iterdir())]
@@ -37,8 +37,10 @@ def commands() -> list[tuple[str, list[str]]]:
 
 @pytest.mark.parametrize("args", [pytest.param(args, id=where) for where, args in commands()])
 def test_every_recipe_command_parses(args, tmp_path):
-    args = [str(tmp_path) if prev == "--results" else arg  # no object store needed to parse
-            for prev, arg in zip(["", *args[:-1]], args, strict=True)]  # fmt: skip
+    args = [
+        str(tmp_path) if prev == "--results" else arg  # no object store needed to parse
+        for prev, arg in zip(["", *args[:-1]], args, strict=True)
+    ]
     group = typer.main.get_command(cli.app)
     command = group.commands[args[0]]
     command.make_context(args[0], args[1:])  # raises click's UsageError on a wrong option
@@ -46,6 +48,11 @@ def test_every_recipe_command_parses(args, tmp_path):
 
 def test_the_recipes_name_the_commands_they_rely_on():
     found = " ".join(where for where, _ in commands())
-    for needed in ("benchsite run --full", "benchsite build --results", "--fail-on-regression",
-                   "--label", "benchsite compare"):  # fmt: skip
+    for needed in (
+        "benchsite run --full",
+        "benchsite build --results",
+        "--fail-on-regression",
+        "--label",
+        "benchsite compare",
+    ):
         assert needed in found, needed

@@ -8,7 +8,7 @@ from typing import ClassVar
 
 import pytest
 
-from benchsite.measure import MeasureSettings, measure_case
+from benchsite.measure.sampling import MeasureSettings, measure_case
 from benchsite.records import Case, Device, Timer
 from benchsite.stats import (
     bootstrap_ratio_ci,

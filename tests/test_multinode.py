@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from benchsite import distributed, store
 from benchsite.errors import SelectionError
-from benchsite.multinode import Nodes, nodes_option
+from benchsite.measure.distributed import launch as distributed
+from benchsite.measure.distributed.multinode import Nodes, nodes_option
 from benchsite.records import Device
+from benchsite.store import parts as store
 
 
 def free_port() -> int:
@@ -28,9 +29,28 @@ def free_port() -> int:
 
 def node(host: str, endpoint: str, results: Path) -> subprocess.Popen:
     """One "node": a `benchsite run` of the all-reduce on the CPU, joining the job at endpoint."""
-    command = [sys.executable, "-m", "benchsite.cli", "run", "-w", "allreduce", "-d", "cpu",
-               "--budget", "0.2", "--nnodes", "2", "--rdzv-endpoint", endpoint, "--rdzv-id",
-               "ci", "--host", host, "--results", str(results)]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "benchsite.cli.app",
+        "run",
+        "-w",
+        "allreduce",
+        "-d",
+        "cpu",
+        "--budget",
+        "0.2",
+        "--nnodes",
+        "2",
+        "--rdzv-endpoint",
+        endpoint,
+        "--rdzv-id",
+        "ci",
+        "--host",
+        host,
+        "--results",
+        str(results),
+    ]
     return subprocess.Popen(
         command,
         stdout=subprocess.PIPE,
@@ -69,16 +89,24 @@ def test_a_job_over_nodes_launches_each_nodes_share_through_the_rendezvous():
     )
     command = distributed.launch_command(group, Path("/tmp/x"), launch=1)
     assert "--standalone" not in command and "--nproc-per-node=2" in command
-    assert {"--nnodes=2", "--rdzv-backend=c10d", "--rdzv-endpoint=10.0.0.1:29400",
-            "--rdzv-id=nightly-cpu-4-1"} <= set(command)  # fmt: skip
+    assert {
+        "--nnodes=2",
+        "--rdzv-backend=c10d",
+        "--rdzv-endpoint=10.0.0.1:29400",
+        "--rdzv-id=nightly-cpu-4-1",
+    } <= set(command)
     assert distributed.device_groups([_cpu()], {"world_size": 1}, nodes) == []  # not split
 
 
 @pytest.mark.parametrize(
     ("count", "endpoint", "job", "expected"),
-    [(2, None, None, "needs --rdzv-endpoint"), (2, "nohost", None, "needs --rdzv-endpoint"),
-     (None, "h:1", None, "need --nnodes"), (0, None, None, "1 or more")],
-)  # fmt: skip
+    [
+        (2, None, None, "needs --rdzv-endpoint"),
+        (2, "nohost", None, "needs --rdzv-endpoint"),
+        (None, "h:1", None, "need --nnodes"),
+        (0, None, None, "1 or more"),
+    ],
+)
 def test_wrong_node_options_are_one_line(count, endpoint, job, expected):
     with pytest.raises(SelectionError, match=expected):
         nodes_option(count, endpoint, job)

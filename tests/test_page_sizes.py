@@ -45,7 +45,7 @@ def test_a_fleet_folds_its_hosts_by_hardware_and_a_few_hosts_stay_apart(tmp_path
     """Above FLEET_HOSTS hosts, one current row per (hardware, device, case): the median
     host's real row, with the host count and the hosts' fastest and slowest median; at
     FLEET_HOSTS hosts or fewer, every host's row as it is (a real Parquet store each)."""
-    from benchsite import store
+    from benchsite.store import parts as store
     from benchsite.tables import Tables
     from benchsite.tables.fold import FLEET_HOSTS
 
@@ -80,8 +80,7 @@ def test_a_fleets_overview_names_its_hardware_not_every_host(tmp_path: Path) -> 
 
     generator = synthetic()
     hosts = FLEET_HOSTS + 4
-    shape = generator.Shape(hosts=hosts, runs=1, workloads=1, variants=1, sizes=(64, 128),
-                            models=2)  # fmt: skip
+    shape = generator.Shape(hosts=hosts, runs=1, workloads=1, variants=1, sizes=(64, 128), models=2)
     rows = generator.write_store(tmp_path / "results", shape)
     build_site(BuildOptions(results=tmp_path / "results", out=tmp_path / "site"))
     overview = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")

@@ -8,7 +8,7 @@ import os
 import subprocess
 import sys
 
-from benchsite.cli import main
+from benchsite.cli.app import main
 from tests.conftest import install_into
 
 
@@ -24,8 +24,11 @@ def test_new_plugin_writes_a_package_that_installs_and_passes_its_tests(tmp_path
     env = {**os.environ, "PYTHONPATH": str(target)}
     tests = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
-        cwd=folder, env=env, capture_output=True, text=True,
-    )  # fmt: skip
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert tests.returncode == 0, tests.stdout + tests.stderr
     assert "3 passed" in tests.stdout
 
@@ -62,10 +65,21 @@ def test_a_plugins_templates_folder_is_found_and_a_site_built_from_rows(tmp_path
     (tmp_path / "templates").mkdir()
     (tmp_path / "templates" / "shout.html").write_text(TEMPLATE)
     rows = [
-        {"workload": "matmul", "params": {"size": size}, "device": device, "device_kind": kind,
-         "median_s": seconds, "flops": 2.0 * size**3, "axis": "size", "axis_value": size}
-        for size, device, kind, seconds in [(256, "cpu", "cpu", 1e-3), (256, "cuda:0", "cuda", 1e-4)]
-    ]  # fmt: skip
+        {
+            "workload": "matmul",
+            "params": {"size": size},
+            "device": device,
+            "device_kind": kind,
+            "median_s": seconds,
+            "flops": 2.0 * size**3,
+            "axis": "size",
+            "axis_value": size,
+        }
+        for size, device, kind, seconds in [
+            (256, "cpu", "cpu", 1e-3),
+            (256, "cuda:0", "cuda", 1e-4),
+        ]
+    ]
     out, report = site_from_rows(rows, plugins=(str(tmp_path / "shouting.py"),))
     assert not report.page_errors and report.rows == 2
     assert '<p id="shout">HELLO from ' in (out / "shout.html").read_text()

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from benchsite import registry
 from benchsite.errors import PluginError
+from benchsite.host import registry
 from tests.conftest import TESTS
 
 

@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from benchsite import store, store_check
-from benchsite.cli import main as cli_main
+from benchsite.cli.app import main as cli_main
 from benchsite.errors import StoreError
-from benchsite.remote import RemotePath, locate
+from benchsite.store import check as store_check
+from benchsite.store import parts as store
+from benchsite.store.remote import RemotePath, locate
 from benchsite.testing import complete_row
 from tests.conftest import CASEBOOK, TESTS
 
@@ -29,8 +30,11 @@ FAST = ("-p", CASEBOOK, "-d", "cpu", "--budget", "0.05")
 def s3_env(tmp_path_factory: pytest.TempPathFactory):
     """The environment that points pyarrow (and boto3) at a fresh moto server."""
     port_file = tmp_path_factory.mktemp("s3") / "port"
-    server = subprocess.Popen([sys.executable, str(TESTS / "s3_server.py"), str(port_file)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    server = subprocess.Popen(
+        [sys.executable, str(TESTS / "s3_server.py"), str(port_file)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 60
     while not port_file.exists() or not port_file.read_text():
         assert server.poll() is None and time.monotonic() < deadline, "moto server did not start"
@@ -65,10 +69,13 @@ def cli(*args: str, fault: str | None = None) -> subprocess.Popen:
     if fault:
         env["BENCHSITE_FAULT"] = fault
     return subprocess.Popen(
-        [sys.executable, "-m", "benchsite.cli", *args], stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True, env=env,
+        [sys.executable, "-m", "benchsite.cli.app", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-    )  # fmt: skip
+    )
 
 
 def finish(process: subprocess.Popen, timeout: float = 180) -> tuple[int, str, str]:
@@ -99,8 +106,12 @@ def test_a_run_killed_mid_run_and_mid_compaction_resumes_to_every_case_once(buck
 
 
 def test_results_and_build_read_the_object_store(bucket_url, tmp_path, capsys):
-    rows = [complete_row({"row_id": f"r{i}", "run_id": "run1", "host": "h", "workload": "w",
-                          "median_s": 0.001}) for i in range(2)]  # fmt: skip
+    rows = [
+        complete_row(
+            {"row_id": f"r{i}", "run_id": "run1", "host": "h", "workload": "w", "median_s": 0.001}
+        )
+        for i in range(2)
+    ]
     store.write_rows(locate(bucket_url), "h", "run1", rows)
     with pytest.raises(SystemExit) as stopped:
         cli_main(["results", "--results", bucket_url])
@@ -114,8 +125,8 @@ def test_results_and_build_read_the_object_store(bucket_url, tmp_path, capsys):
 
 WRITER = """
 import sys
-from benchsite import store
-from benchsite.remote import locate
+from benchsite.store import parts as store
+from benchsite.store.remote import locate
 from benchsite.testing import complete_row
 root, host = locate(sys.argv[1]), sys.argv[2]
 for case in range(5):  # a part per case, as a run writes them, then the run's compaction
@@ -127,8 +138,12 @@ store.compact_run(root, host, "r")
 
 def test_processes_writing_one_bucket_at_once_lose_and_repeat_nothing(bucket_url):
     hosts = [f"node{i}" for i in range(6)]
-    running = [subprocess.Popen([sys.executable, "-c", WRITER, bucket_url, host],
-                                stderr=subprocess.PIPE, text=True) for host in hosts]  # fmt: skip
+    running = [
+        subprocess.Popen(
+            [sys.executable, "-c", WRITER, bucket_url, host], stderr=subprocess.PIPE, text=True
+        )
+        for host in hosts
+    ]
     for process in running:
         _, err = process.communicate(timeout=180)
         assert process.returncode == 0, err

@@ -10,14 +10,18 @@ import sys
 import time
 from pathlib import Path
 
-from benchsite import store
+from benchsite.store import parts as store
 from tests.conftest import CASEBOOK
 
 
 def benchsite_cli(*args: str, **kwargs) -> subprocess.Popen:
-    command = [sys.executable, "-m", "benchsite.cli", *args]
+    command = [sys.executable, "-m", "benchsite.cli.app", *args]
     return subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs,
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        **kwargs,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # however pytest started
     )
 

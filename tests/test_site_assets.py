@@ -12,11 +12,11 @@ import pandas as pd
 import pytest
 import vl_convert
 
-from benchsite.chart_svg import _COMPILED, static, vega_spec
 from benchsite.errors import PluginError
 from benchsite.site import assets
+from benchsite.site.chart_svg import _COMPILED, static, vega_spec
 from benchsite.site.publish import Staging
-from benchsite.specs import ChartSpec, chart_spec
+from benchsite.site.specs import ChartSpec, chart_spec
 
 
 def bars(values: list[float]) -> ChartSpec:
@@ -60,8 +60,12 @@ def test_charts_are_drawn_by_a_process_that_had_used_vl_convert_itself(tmp_path)
     import subprocess
     import sys
 
-    done = subprocess.run([sys.executable, "-c", DRAW_AFTER_USING_VL_CONVERT, str(tmp_path)],
-                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", DRAW_AFTER_USING_VL_CONVERT, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0 and done.stdout.split() == ["2"], done.stderr
 
 

@@ -14,13 +14,13 @@ import pytest
 from benchsite.plugins.pages import runs as runs_page
 from conftest import EXAMPLE_RESULTS
 
-from benchsite import store
 from benchsite.errors import PluginError
-from benchsite.plugin_manager import load_plugins
+from benchsite.host.manager import load_plugins
+from benchsite.measure.runner import RunReport
 from benchsite.records import Page, RenderedPage
-from benchsite.runner import RunReport
 from benchsite.site import BuildOptions, build_site, publish
 from benchsite.site import build as build_module
+from benchsite.store import parts as store
 
 NAV = (
     "index.html",
@@ -109,11 +109,17 @@ def test_a_data_file_over_the_limit_is_gzipped_or_cut_into_parts_of_whole_rows(
     limit = 40_000
     monkeypatch.setattr(data, "MAX_FILE_BYTES", limit)  # the forked page workers inherit it
     rows = [
-        {"workload": "matmul", "params": {"size": 2**k, "precision": precision}, "host": host,
-         "median_s": 1e-3 * k, "samples_s": [1e-3 * k + j * 1e-6 for j in range(40)]}
-        for k in range(4, 24) for host in ("lab-a", "lab-b", "lab-c")
+        {
+            "workload": "matmul",
+            "params": {"size": 2**k, "precision": precision},
+            "host": host,
+            "median_s": 1e-3 * k,
+            "samples_s": [1e-3 * k + j * 1e-6 for j in range(40)],
+        }
+        for k in range(4, 24)
+        for host in ("lab-a", "lab-b", "lab-c")
         for precision in ("fp32", "bf16", "fp16", "tf32", "fp64")
-    ]  # fmt: skip
+    ]
     site, _ = site_from_rows(rows)
     files = sorted((site / "data").iterdir())
     assert all(file.stat().st_size <= limit for file in files)
@@ -135,6 +141,7 @@ def test_in_parts_keeps_every_part_under_the_limit(monkeypatch):
     from benchsite.plugins.pages.data import in_parts, named_parts
 
     table = pa.table({"n": list(range(1000)), "text": ["x" * (n % 50) for n in range(1000)]})
+
     def write(part: pa.Table) -> bytes:  # a writer whose output grows with its rows
         return b"." * part.nbytes
 
@@ -225,7 +232,9 @@ def test_a_page_cannot_write_outside_the_site(tmp_path):
     for path in ("../escape.html", "a/../../escape.html", "/tmp/escape.html"):
         with pytest.raises(PluginError, match="outside the site"):
             build_module.write_file(site, RenderedPage(path, "x"))
-    assert build_module.write_file(site, RenderedPage("a/../inside.html", "x")) == "a/../inside.html"
+    assert (
+        build_module.write_file(site, RenderedPage("a/../inside.html", "x")) == "a/../inside.html"
+    )
     assert (site / "inside.html").read_text() == "x"
     assert not (tmp_path / "escape.html").exists()
 
@@ -257,8 +266,7 @@ def test_a_page_that_yields_its_files_has_each_written_as_it_comes_and_none_left
 def test_run_pages_are_made_a_batch_of_whole_runs_at_a_time():
     ordered = pd.DataFrame({"run_id": ["a"] * 3 + ["b"] * 4 + ["c"] * 1 + ["d"] * 5})
     batches = list(runs_page.whole_runs(ordered, 4))
-    assert [b["run_id"].tolist() for b in batches] == [
-        ["a"] * 3 + ["b"] * 4, ["c"] * 1 + ["d"] * 5]  # fmt: skip
+    assert [b["run_id"].tolist() for b in batches] == [["a"] * 3 + ["b"] * 4, ["c"] * 1 + ["d"] * 5]
     assert [len(b) for b in runs_page.whole_runs(ordered, 1)] == [3, 4, 1, 5]
     assert [len(b) for b in runs_page.whole_runs(ordered, 100)] == [13]
 
@@ -339,10 +347,18 @@ def test_no_finding_recommendation_faq_answer_or_claim_is_rendered_without_evide
     site, _ = example_site
     pages = [
         page
-        for pattern in ("faq*.html", "faq/*.html", "recommendations*.html", "recommendations/*.html",
-                        "claims*.html", "claims/*.html", "findings*.html", "findings/*.html")
+        for pattern in (
+            "faq*.html",
+            "faq/*.html",
+            "recommendations*.html",
+            "recommendations/*.html",
+            "claims*.html",
+            "claims/*.html",
+            "findings*.html",
+            "findings/*.html",
+        )
         for page in site.glob(pattern)
-    ]  # fmt: skip
+    ]
     cards = 0
     for page in pages:
         html = page.read_text()
@@ -379,24 +395,41 @@ def test_a_theme_overrides_the_case_table_on_its_own(tmp_path):
     out = tmp_path / "site"
     build_site(BuildOptions(results=results, out=out, templates=theme))
     html = (out / "workloads" / "matmul.html").read_text()
-    assert '<p class="mine" id="row-' in html and "<table class=\"cases\">" not in html
+    assert '<p class="mine" id="row-' in html and '<table class="cases">' not in html
     assert "items/s" in html
 
 
 def test_case_table_cells_are_escaped_unless_no_text_needs_it():
     from benchsite.site import case_table
 
-    rows = pd.DataFrame({
-        "row_id": ["r1", "r2"], "workload": ["<b>mm</b>", "mm"], "host": ["lab & co", "lab"],
-        "device": ["cpu", "cpu"], "params_text": ['size=1, name="x"', "size=2"],
-        "status": ["ok", "ok"], "median_s": [1e-3, 2e-3], "ci_low_s": [1e-3, 2e-3],
-        "ci_high_s": [1e-3, 2e-3], "iqr_s": [0.0, 0.0], "n_samples": [5, 5],
-        "calls_per_sample": [1, 1], "flags": [("noisy",), ()], "tflops": [None, None],
-        "gbps": [None, None], "items_per_s": [None, None], "error": [None, None],
-        "run_id": ["a", "a"], "timestamp": pd.to_datetime(["2026-01-01", "2026-01-02"], utc=True),
-    })  # fmt: skip
+    rows = pd.DataFrame(
+        {
+            "row_id": ["r1", "r2"],
+            "workload": ["<b>mm</b>", "mm"],
+            "host": ["lab & co", "lab"],
+            "device": ["cpu", "cpu"],
+            "params_text": ['size=1, name="x"', "size=2"],
+            "status": ["ok", "ok"],
+            "median_s": [1e-3, 2e-3],
+            "ci_low_s": [1e-3, 2e-3],
+            "ci_high_s": [1e-3, 2e-3],
+            "iqr_s": [0.0, 0.0],
+            "n_samples": [5, 5],
+            "calls_per_sample": [1, 1],
+            "flags": [("noisy",), ()],
+            "tflops": [None, None],
+            "gbps": [None, None],
+            "items_per_s": [None, None],
+            "error": [None, None],
+            "run_id": ["a", "a"],
+            "timestamp": pd.to_datetime(["2026-01-01", "2026-01-02"], utc=True),
+        }
+    )
     first, second = case_table(rows, {"a": "runs/a.html"}).rows
     assert (first.workload, first.host, first.params) == (
-        "&lt;b&gt;mm&lt;/b&gt;", "lab &amp; co", "size=1, name=&quot;x&quot;")
+        "&lt;b&gt;mm&lt;/b&gt;",
+        "lab &amp; co",
+        "size=1, name=&quot;x&quot;",
+    )
     assert (second.row_id, second.workload, second.params) == ("r2", "mm", "size=2")
     assert first.flags == ("noisy",) and second.flags == ()

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from benchsite.plugins._shared.findings import kind_of_workload, ratio_ci
 
-from benchsite import store
-from benchsite.analysis import prepare_results
-from benchsite.plugin_manager import load_plugins
-from benchsite.specs import records
+from benchsite.host.manager import load_plugins
+from benchsite.site.analyse import prepare_results
+from benchsite.site.specs import records
+from benchsite.store import parts as store
 from benchsite.tables import Tables
+from benchsite.toolkit.findings import kind_of_workload, ratio_ci
 from benchsite.units import format_ratio
 from tests.conftest import EXAMPLE_RESULTS
 
@@ -45,11 +45,12 @@ def _chart_values(path: Path) -> list[dict]:
 
 def _charted(path: Path, pair: pd.Series) -> bool:
     """Whether a chart of the page holds exactly the pair's speedup and interval (as charts
-    hold every number: :func:`benchsite.specs.records`, to 4 significant digits)."""
+    hold every number: :func:`benchsite.site.specs.records`, to 4 significant digits)."""
     (wanted,) = records(pd.DataFrame([[pair.speedup, pair.low, pair.high]]))
     wanted = tuple(wanted.values())
-    return any((v.get("speedup"), v.get("low"), v.get("high")) == wanted
-               for v in _chart_values(path))
+    return any(
+        (v.get("speedup"), v.get("low"), v.get("high")) == wanted for v in _chart_values(path)
+    )
 
 
 def _best(pairs: pd.DataFrame) -> pd.Series:
@@ -76,21 +77,21 @@ def test_the_faq_gives_the_same_best_pair_as_its_chart(example_site, tables, kin
     assert _charted(site / f"workloads/{best.workload}.html", best)
 
 
-def test_every_answer_reads_the_same_on_the_overview_and_its_workload_page(example_site,
-                                                                          tables):
+def test_every_answer_reads_the_same_on_the_overview_and_its_workload_page(example_site, tables):
     site, _ = example_site
     overview = _text(site / "index.html")
     answers = tables.answers[tables.answers["speedup"].notna()]
     assert len(answers) >= 5 and answers["plain"].all()
     for pair in answers.itertuples():
-        shown = f"{format_ratio(pair.speedup)} ({format_ratio(pair.low)} – {format_ratio(pair.high)})"
+        shown = (
+            f"{format_ratio(pair.speedup)} ({format_ratio(pair.low)} – {format_ratio(pair.high)})"
+        )
         assert shown in overview, pair.workload
         assert _charted(site / "index.html", pd.Series(pair._asdict()))
         assert _charted(site / f"workloads/{pair.workload}.html", pd.Series(pair._asdict()))
 
 
-def test_a_suspect_pair_is_charted_and_listed_as_suspect_but_never_a_headline(example_site,
-                                                                             tables):
+def test_a_suspect_pair_is_charted_and_listed_as_suspect_but_never_a_headline(example_site, tables):
     site, _ = example_site
     suspect = tables.speedups[tables.speedups["suspect"]]
     assert len(suspect), "the example store holds noisy rows"

@@ -17,8 +17,30 @@ CODE_TAGS = {"code", "pre", "kbd", "samp"}
 VERBATIM_CLASSES = {"error", "reason"}
 HIDDEN_TAGS = {"script", "style", "template"}
 VOID_TAGS = {"br", "hr", "img", "input", "meta", "link", "wbr", "source", "col", "area"}
-BREAKS = {"p", "li", "tr", "td", "th", "h1", "h2", "h3", "h4", "div", "dt", "dd", "summary",
-          "figcaption", "section", "article", "header", "footer", "nav", "table", "ul", "ol"}
+BREAKS = {
+    "p",
+    "li",
+    "tr",
+    "td",
+    "th",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "div",
+    "dt",
+    "dd",
+    "summary",
+    "figcaption",
+    "section",
+    "article",
+    "header",
+    "footer",
+    "nav",
+    "table",
+    "ul",
+    "ol",
+}
 
 RULES = {
     "scientific notation": re.compile(r"\b\d+(?:\.\d+)?[eE][+-]?\d+\b"),
@@ -30,8 +52,10 @@ RULES = {
     "negative zero": re.compile(r"(?<![\w.])-0(?:\.0+)?(?:%|×)"),
     "no-change speedup": re.compile(r"(?<![\d.])1(?:\.0+)?[x×] (?:faster|slower)"),
     "slower called faster": re.compile(r"(?<![\d.])0\.\d+[x×] faster"),
-    "singular count in plural": re.compile(r"(?<![\d.,])1 (?:threads|cases|rows|result rows|"
-                                           r"samples|devices|runs|hosts|workloads|calls)\b"),
+    "singular count in plural": re.compile(
+        r"(?<![\d.,])1 (?:threads|cases|rows|result rows|"
+        r"samples|devices|runs|hosts|workloads|calls)\b"
+    ),
 }
 RUN_ID = re.compile(r"\b\d{8}T\d{6}Z-[0-9a-z]+\b")  # a run's id is a name, not a number
 # the visible words that are names a reader types, not field names leaked from the store

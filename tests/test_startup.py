@@ -25,7 +25,7 @@ def imported_after(code: str) -> list[str]:
 
 
 def test_loading_the_plugins_as_run_and_its_workers_do_imports_no_site_stack():
-    code = "from benchsite.plugin_manager import load_plugins\nload_plugins(())"
+    code = "from benchsite.host.manager import load_plugins\nload_plugins(())"
     assert imported_after(code) == []
 
 
@@ -34,7 +34,7 @@ def test_the_command_line_imports_no_site_stack_for(arguments):
     code = (
         "import contextlib, io, sys\n"
         f"sys.argv = ['benchsite', *{arguments!r}]\n"
-        "from benchsite.cli import main\n"
+        "from benchsite.cli.app import main\n"
         "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
         "    main()"
     )

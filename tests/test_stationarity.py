@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 from analysis_frames import frame, row
 
-from benchsite.analysis import prepare_results
-from benchsite.measure import MeasureSettings, measure_case
-from benchsite.outcome import Outcome, Status
-from benchsite.plugin_manager import load_plugins
+from benchsite.host.manager import load_plugins
+from benchsite.measure.outcome import Outcome, Status
+from benchsite.measure.sampling import MeasureSettings, measure_case
+from benchsite.measure.stationarity import detect_drift, early_late_shift
 from benchsite.records import Case, Device, Timer
-from benchsite.stationarity import detect_drift, early_late_shift
+from benchsite.site.analyse import prepare_results
 from benchsite.stats import median_ci, median_ci_correlated
 
 
@@ -119,13 +119,21 @@ def stepped(script, hold=None) -> tuple[Case, Device]:
     def run() -> None:
         SteppedTimer.calls += 1
 
-    device = Device(name="gpu", kind="cuda", info={}, fingerprint="x", timer=SteppedTimer,
-                    hold=hold)  # fmt: skip
+    device = Device(
+        name="gpu", kind="cuda", info={}, fingerprint="x", timer=SteppedTimer, hold=hold
+    )
     return Case(run=run), device
 
 
-SETTINGS = MeasureSettings(min_samples=60, warmup_s=0.0, budget_s=60, min_time_s=0.0,
-                           min_sample_s=1e-3, max_samples=60, rel_ci=1e-9)  # fmt: skip
+SETTINGS = MeasureSettings(
+    min_samples=60,
+    warmup_s=0.0,
+    budget_s=60,
+    min_time_s=0.0,
+    min_sample_s=1e-3,
+    max_samples=60,
+    rel_ci=1e-9,
+)
 
 
 def test_a_case_that_drifted_is_sampled_again_and_kept_when_it_settles():
@@ -168,11 +176,23 @@ def test_unstable_and_busy_rows_are_flagged(tmp_path):
         row("steady", "cuda:0", 1e-3, {}, stationary=True, shift=1.0),
         row("drifted", "cuda:0", 1e-3, {}, stationary=False, shift=1.8),
         row("busy-before", "cpu", 1e-3, {}, environment=busy_env),
-        row("busy-during", "cuda:0", 1e-3, {}, environment={"logical_cpus": 16},
-            metrics={"cpu.system_util_mean": 50.0, "cpu.process_util_mean": 100.0}),
-        row("quiet", "cuda:0", 1e-3, {}, environment={"logical_cpus": 16},
-            metrics={"cpu.system_util_mean": 7.0, "cpu.process_util_mean": 100.0}),
-    ]  # fmt: skip
+        row(
+            "busy-during",
+            "cuda:0",
+            1e-3,
+            {},
+            environment={"logical_cpus": 16},
+            metrics={"cpu.system_util_mean": 50.0, "cpu.process_util_mean": 100.0},
+        ),
+        row(
+            "quiet",
+            "cuda:0",
+            1e-3,
+            {},
+            environment={"logical_cpus": 16},
+            metrics={"cpu.system_util_mean": 7.0, "cpu.process_util_mean": 100.0},
+        ),
+    ]
     results = prepare_results(load_plugins(), frame(rows, tmp_path))
     flags = dict(zip(results["workload"], results["flags"], strict=True))
     assert flags["steady"] == () and flags["quiet"] == ()

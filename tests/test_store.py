@@ -5,7 +5,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from benchsite import store
+from benchsite.store import parts as store
 
 
 def a_row(**values):

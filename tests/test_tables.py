@@ -12,7 +12,7 @@ from analysis_frames import CPU_INFO, frame, row
 from benchsite.plugins.analyses.speedup import speedup_findings
 
 from benchsite import Analysis
-from benchsite.analysis import Analysed, arguments_for, run_analysis
+from benchsite.site.analyse import Analysed, arguments_for, run_analysis
 from benchsite.tables import Tables
 from benchsite.tables.speedups import block_picks, ratio_intervals
 
@@ -24,9 +24,12 @@ def _flagged(results, row_ids, code):
 
 
 def test_a_pair_is_one_host_and_one_case_with_copies_apart(tmp_path):
-    rows = [row("matmul", "cpu", 1e-2, {"size": 64}), row("matmul", "cuda:0", 1e-3, {"size": 64}),
-            row("matmul", "cuda:0", 4e-3, {"size": 64, "include_transfer": True}),
-            row("matmul", "cuda:0", 1e-4, {"size": 64}, host="host-b")]
+    rows = [
+        row("matmul", "cpu", 1e-2, {"size": 64}),
+        row("matmul", "cuda:0", 1e-3, {"size": 64}),
+        row("matmul", "cuda:0", 4e-3, {"size": 64, "include_transfer": True}),
+        row("matmul", "cuda:0", 1e-4, {"size": 64}, host="host-b"),
+    ]
     pairs = Tables.of(frame(rows, tmp_path)).speedups
     assert sorted(pairs["speedup"].round(6)) == [2.5, 10.0]
     assert set(pairs["host"]) == {"host-a"}  # the other host has no CPU row: no pair
@@ -53,8 +56,11 @@ def test_blocks_are_consecutive_samples_wrapping_around():
 
 
 def test_a_suspect_pair_is_never_the_best_case_nor_the_headline(tmp_path):
-    rows = [row("mlp-train", device, median, {"batch": b})
-            for b in (1, 16, 256) for device, median in (("cpu", 1e-3 * b), ("cuda:0", 1e-3))]
+    rows = [
+        row("mlp-train", device, median, {"batch": b})
+        for b in (1, 16, 256)
+        for device, median in (("cpu", 1e-3 * b), ("cuda:0", 1e-3))
+    ]
     results = frame(rows, tmp_path)
     noisy = set(results[(results["device"] == "cuda:0") & (results["axis_value"] == 256)]["row_id"])
     tables = Tables.of(_flagged(results, noisy, "noisy"))
@@ -72,16 +78,20 @@ def test_a_suspect_pair_is_never_the_best_case_nor_the_headline(tmp_path):
 
 
 def test_superlinear_thread_scaling_is_suspect(tmp_path):
-    rows = [row("cpu-threads", "cpu", t, {"threads": n, "op": "matmul"}, info=CPU_INFO)
-            for n, t in ((1, 1.0), (2, 0.5), (4, 0.1))]
+    rows = [
+        row("cpu-threads", "cpu", t, {"threads": n, "op": "matmul"}, info=CPU_INFO)
+        for n, t in ((1, 1.0), (2, 0.5), (4, 0.1))
+    ]
     curve = Tables.of(frame(rows, tmp_path)).scaling("threads")
     assert curve["efficiency"].round(3).tolist() == [1.0, 1.0, 2.5]
     assert curve["reasons"].tolist() == [(), (), ("superlinear",)]
 
 
 def test_a_precision_gain_beyond_the_ratio_of_peak_rates_is_suspect(tmp_path):
-    rows = [row("matmul", "cuda:0", median, {"size": 4096, "precision": precision})
-            for precision, median in (("fp32", 1.0), ("bf16", 0.05), ("tf32", 0.2))]
+    rows = [
+        row("matmul", "cuda:0", median, {"size": 4096, "precision": precision})
+        for precision, median in (("fp32", 1.0), ("bf16", 0.05), ("tf32", 0.2))
+    ]
     results = frame(rows, tmp_path)
     peaks = {"fp32": 67.0, "bf16": 989.0, "tf32": 495.0}  # an H200's dense peaks
     results["peak_tflops"] = [peaks[json.loads(p)["precision"]] for p in results["params"]]
@@ -96,8 +106,7 @@ def test_an_analysis_gets_the_arguments_it_names_and_the_old_form_still_works(tm
     assert arguments_for(lambda results: [], given) == {"results": "R"}
     assert arguments_for(lambda frame: [], given) == {"frame": "R"}  # any one-argument form
     assert arguments_for(lambda tables, findings: [], given) == {"tables": "T", "findings": ["F"]}
-    assert arguments_for(lambda tables, results=None: [], given) == {"tables": "T",
-                                                                      "results": "R"}
+    assert arguments_for(lambda tables, results=None: [], given) == {"tables": "T", "results": "R"}
 
 
 def test_an_analysis_that_names_a_group_is_warned_and_still_runs(tmp_path):
@@ -106,14 +115,17 @@ def test_an_analysis_that_names_a_group_is_warned_and_still_runs(tmp_path):
         warnings.simplefilter("always")
         item = Analysis(name="old", description="", analyze=lambda results: [], group="shared")
         assert run_analysis(item, analysed, []) == ([], None)
-    assert any(issubclass(w.category, DeprecationWarning) and "group" in str(w.message)
-               for w in caught)
+    assert any(
+        issubclass(w.category, DeprecationWarning) and "group" in str(w.message) for w in caught
+    )
 
 
 def test_an_answer_passes_over_a_flagged_largest_size_and_stands_on_no_flagged_one(tmp_path):
-    rows = [row("mlp-train", device, median, {"batch": batch})
-            for batch in (16, 256, 4096)
-            for device, median in (("cpu", 1e-5 * batch), ("cuda:0", 1e-3))]
+    rows = [
+        row("mlp-train", device, median, {"batch": batch})
+        for batch in (16, 256, 4096)
+        for device, median in (("cpu", 1e-5 * batch), ("cuda:0", 1e-3))
+    ]
     gpu = {r["params"]["batch"]: r["row_id"] for r in rows if r["device"] == "cuda:0"}
     results = frame(rows, tmp_path)
     (answer,) = Tables.of(_flagged(results, {gpu[4096]}, "noisy")).answers.itertuples()
@@ -129,9 +141,9 @@ def test_tables_worked_out_side_by_side_are_those_worked_out_one_after_another()
     from conftest import EXAMPLE_RESULTS
     from pandas.testing import assert_frame_equal
 
-    from benchsite import store
-    from benchsite.analysis import computed_tables, prepare_results
-    from benchsite.plugin_manager import load_plugins
+    from benchsite.host.manager import load_plugins
+    from benchsite.site.analyse import computed_tables, prepare_results
+    from benchsite.store import parts as store
     from benchsite.tables import EVERY_TABLE
 
     results = prepare_results(load_plugins(), store.read_results(EXAMPLE_RESULTS))
@@ -140,7 +152,8 @@ def test_tables_worked_out_side_by_side_are_those_worked_out_one_after_another()
     for name in EVERY_TABLE:
         mine, theirs = getattr(here, name), getattr(apart, name)
         for field in ("runs", "cases", "matched") if name == "run_comparison" else (None,):
-            assert_frame_equal(getattr(theirs, field) if field else theirs,
-                               getattr(mine, field) if field else mine)  # fmt: skip
+            assert_frame_equal(
+                getattr(theirs, field) if field else theirs, getattr(mine, field) if field else mine
+            )
     with pytest.raises(ValueError, match="not tables"):
         apart.adopt({"speedup": here.speedups})

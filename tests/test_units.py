@@ -21,18 +21,37 @@ from benchsite.units import (
 )
 
 
-@pytest.mark.parametrize(("value", "text"), [
-    (4096, "4 KiB"), (65536, "64 KiB"), (1.5 * 2**20, "1.5 MiB"), (2**30, "1 GiB"),
-    (512, "512 B"), (1017 * 2**20, "0.993 GiB"), (1e9, "954 MiB"), (None, "–"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (4096, "4 KiB"),
+        (65536, "64 KiB"),
+        (1.5 * 2**20, "1.5 MiB"),
+        (2**30, "1 GiB"),
+        (512, "512 B"),
+        (1017 * 2**20, "0.993 GiB"),
+        (1e9, "954 MiB"),
+        (None, "–"),
+    ],
+)
 def test_byte_sizes_are_binary(value, text):
     assert format_bytes(value) == text
 
 
-@pytest.mark.parametrize(("value", "text"), [
-    (1024, "1,024"), (8192.0, "8,192"), (1160.4, "1,160"), (5.4, "5.4"), (0.5, "0.5"),
-    (1.2e-5, "0.000012"), (3.4e9, "3.4 billion"), (12e6, "12 million"), (math.nan, "–"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (1024, "1,024"),
+        (8192.0, "8,192"),
+        (1160.4, "1,160"),
+        (5.4, "5.4"),
+        (0.5, "0.5"),
+        (1.2e-5, "0.000012"),
+        (3.4e9, "3.4 billion"),
+        (12e6, "12 million"),
+        (math.nan, "–"),
+    ],
+)
 def test_counts_are_whole_and_never_scientific(value, text):
     assert format_count(value) == text
 
@@ -46,26 +65,45 @@ def test_rates_take_si_prefixes():
 
 def test_times_write_their_unit():
     assert (format_seconds(0.00175), format_seconds(1.0), format_seconds(2e-5)) == (
-        "1.75 ms", "1 s", "20 µs")
+        "1.75 ms",
+        "1 s",
+        "20 µs",
+    )
 
 
-@pytest.mark.parametrize(("value", "text"), [
-    (64.3, "64× faster"), (1.7, "1.7× faster"), (0.59, "1.7× slower"), (1.02, "about as fast"),
-    (0.98, "about as fast"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (64.3, "64× faster"),
+        (1.7, "1.7× faster"),
+        (0.59, "1.7× slower"),
+        (1.02, "about as fast"),
+        (0.98, "about as fast"),
+    ],
+)
 def test_speed_ratios_in_words(value, text):
     assert faster_or_slower(value) == text
 
 
 def test_shares_ratios_and_plurals():
-    assert [format_percent(v) for v in (-1.2e-7, 0.0049, 0.42, -0.2)] == ["0%", "0.49%", "42%",
-                                                                          "-20%"]
+    assert [format_percent(v) for v in (-1.2e-7, 0.0049, 0.42, -0.2)] == [
+        "0%",
+        "0.49%",
+        "42%",
+        "-20%",
+    ]
     assert [format_ratio(v) for v in (2.48, 39.75, 0.59)] == ["2.5×", "40×", "0.59×"]
     assert [format_ratio(v) for v in (1.02, 0.981, 1.0)] == ["1.02×", "0.98×", "1×"]
     assert (plural(1, "thread"), plural(2, "case"), plural(1200, "row")) == (
-        "1 thread", "2 cases", "1,200 rows")
+        "1 thread",
+        "2 cases",
+        "1,200 rows",
+    )
     assert (format_value(2**30, in_bytes=True), format_value(8192), format_value("bf16")) == (
-        "1 GiB", "8,192", "bf16")
+        "1 GiB",
+        "8,192",
+        "bf16",
+    )
 
 
 def test_a_metric_name_reads_as_words_with_its_unit():

@@ -7,9 +7,9 @@ import re
 
 import pytest
 
-from benchsite import store
-from benchsite.analysis import analyse
-from benchsite.plugin_manager import load_plugins
+from benchsite.host.manager import load_plugins
+from benchsite.site.analyse import analyse
+from benchsite.store import parts as store
 from tests.conftest import EXAMPLE_RESULTS
 
 
@@ -33,8 +33,10 @@ def test_checkpointing_rows_pair_with_the_plain_rows_and_save_gpu_memory(analyse
     assert claim.verdict == "supported" and claim.evidence
     # transformer-train: 857 → 456 MB. Its time pair is flagged noisy, which says nothing about
     # memory: it stayed out of this claim until memory claims read suspect pairs too
-    assert "transformer-train (batch 8, fp32, seq len 512) on the NVIDIA H200 (cuda:0): falls by " \
-           "47%" in claim.answer
+    assert (
+        "transformer-train (batch 8, fp32, seq len 512) on the NVIDIA H200 (cuda:0): falls by "
+        "47%" in claim.answer
+    )
     assert "cnn-train" in claim.answer and "falls by 5.7%" in claim.answer
 
 
@@ -68,8 +70,10 @@ def test_energy_and_cost_compare_only_the_same_case_on_both_devices(analysed):
     # this H200 host's CPU has no energy counter (no RAPL in its VM) and no price is configured:
     # nothing to compare, and the answer says why rather than compare different cases
     copy = one(analysed, "energy-cost-h200-copy")
-    assert copy.answer.startswith("copy on h200, not compared (no case has an energy or cost "
-                                  "figure on both a CPU and an accelerator); each device alone")
+    assert copy.answer.startswith(
+        "copy on h200, not compared (no case has an energy or cost "
+        "figure on both a CPU and an accelerator); each device alone"
+    )
     assert "(cpu): no energy counter" in copy.answer and "less per item" not in copy.answer
     assert copy.numbers["same_case"] is False
     params = analysed.tables.rows.set_index("row_id")["params_text"]
@@ -107,8 +111,10 @@ def test_the_batch_rule_reads_the_whole_curve(analysed):
     found = one(analysed, "batch-scaling-cpu-2core-mlp-infer-fp32-sparsity-0")
     assert "still grows at the largest measured batch (512: 10,400 items/s)" in found.answer
     advice = [f.answer for f in of_kind(analysed, "recommendation") if "batch 1 for" in f.answer]
-    assert advice == ["On the AMD EPYC (cpu), use batch 1 for preprocess: no larger measured "
-                      "batch adds more than 10% throughput; they only cost memory and latency."]
+    assert advice == [
+        "On the AMD EPYC (cpu), use batch 1 for preprocess: no larger measured "
+        "batch adds more than 10% throughput; they only cost memory and latency."
+    ]
 
 
 def test_per_sample_memory_never_reads_zero_bytes_per_sample(analysed):
@@ -122,8 +128,11 @@ def test_the_overview_answers_with_each_workloads_plain_variant(analysed):
     answers = analysed.tables.answers.set_index("workload")
     assert "cpu-2core" not in set(answers["host"])  # a CI host answers only when it is alone
     cnn = answers.loc["cnn-train"]
-    assert (cnn.variant, cnn.at_size, round(cnn.speedup, 1)) == ("image_size=224, precision=fp32",
-                                                                  128.0, 57.5)
+    assert (cnn.variant, cnn.at_size, round(cnn.speedup, 1)) == (
+        "image_size=224, precision=fp32",
+        128.0,
+        57.5,
+    )
     # the distributed workloads train a ~0.9 B-parameter model on the GPU and a small one on the
     # CPU under the same parameters (their rows declare 126,000× the FLOPs on the GPU): no pair,
     # so no answer (the overview had read "ddp-train: the GPU 0.24× the CPU at world_size 1")
@@ -131,7 +140,11 @@ def test_the_overview_answers_with_each_workloads_plain_variant(analysed):
     assert answers["plain"].all()
     assert "sparsity=0.9" not in answers.loc["cnn-infer"].variant
     mlp = answers.loc["mlp-train"]  # its larger batches are flagged: the largest usable stands
-    assert (mlp.variant, mlp.at_size, mlp.largest_reasons) == ("precision=fp32", 64.0, ("unstable",))
+    assert (mlp.variant, mlp.at_size, mlp.largest_reasons) == (
+        "precision=fp32",
+        64.0,
+        ("unstable",),
+    )
     assert round(mlp.speedup, 1) == 2.5
     matmul = answers.loc["matmul"]
     assert (matmul.at_size, matmul.largest_reasons) == (8192.0, ())

@@ -41,8 +41,11 @@ def sdist(tmp_path_factory) -> Path:
         if name and (REPO / name.decode()).is_file():
             (clean / name.decode()).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(REPO / name.decode(), clean / name.decode())
-    subprocess.run([sys.executable, "-m", "build", "--sdist", "--outdir", dist, clean],
-                   check=True, capture_output=True)  # fmt: skip
+    subprocess.run(
+        [sys.executable, "-m", "build", "--sdist", "--outdir", dist, clean],
+        check=True,
+        capture_output=True,
+    )
     (built,) = dist.glob("benchsite-*.tar.gz")
     return built
 
@@ -59,8 +62,10 @@ def wheel(sdist, tmp_path_factory) -> Path:
 def shipped_packages() -> set[str]:
     """Every package the wheel must hold: each folder of src/benchsite with an __init__.py,
     and the top-level plugins/ and templates/ (mapped into the package)."""
-    engine = {init.parent.relative_to(REPO / "src").as_posix()
-              for init in (REPO / "src" / "benchsite").rglob("__init__.py")}  # fmt: skip
+    engine = {
+        init.parent.relative_to(REPO / "src").as_posix()
+        for init in (REPO / "src" / "benchsite").rglob("__init__.py")
+    }
     return engine | {"benchsite/plugins", "benchsite/templates"}
 
 
@@ -83,9 +88,11 @@ def test_the_wheel_holds_every_package_module_and_template(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     for package in shipped_packages():
         assert f"{package}/__init__.py" in names, f"the wheel lacks the package {package}"
-    for folder, prefix in ((REPO / "src" / "benchsite", "benchsite"),
-                           (REPO / "plugins", "benchsite/plugins"),
-                           (REPO / "templates", "benchsite/templates")):  # fmt: skip
+    for folder, prefix in (
+        (REPO / "src" / "benchsite", "benchsite"),
+        (REPO / "plugins", "benchsite/plugins"),
+        (REPO / "templates", "benchsite/templates"),
+    ):
         for path in source_files(folder):
             inside = f"{prefix}/{path.relative_to(folder).as_posix()}"
             assert inside in names, f"the wheel lacks {inside}"
@@ -100,8 +107,11 @@ def test_the_installed_wheel_runs_builds_and_takes_a_plugin(wheel, tmp_path):
     pip("install", "--quiet", "--no-deps", wheel, python=python)
     where = subprocess.run(
         [python, "-c", "import benchsite.site, benchsite.plugins; print(benchsite.__file__)"],
-        capture_output=True, text=True, check=True, cwd=tmp_path,
-    ).stdout  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tmp_path,
+    ).stdout
     assert Path(where.strip()).is_relative_to(venv), f"not the wheel's benchsite: {where}"
 
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "BENCHSITE_CONFIG")}

@@ -10,21 +10,32 @@ from __future__ import annotations
 
 import pytest
 import torch
-from benchsite.plugins._shared import models as _models
-from benchsite.plugins._shared import precision as _precision
 from benchsite.plugins.devices.cpu import register_devices
 from benchsite.plugins.workloads import max_batch as workload_max_batch
 from torch.utils.flop_counter import FlopCounterMode
 
-from benchsite import SkipCase, registry
-from benchsite.plugin_manager import load_plugins
+from benchsite import SkipCase
+from benchsite.host import registry
+from benchsite.host.manager import load_plugins
 from benchsite.records import Device
+from benchsite.toolkit import models as _models
+from benchsite.toolkit import precision as _precision
 
 SUITE = {
-    "matmul", "copy", "transfer", "mlp-train", "mlp-infer", "cnn-train", "cnn-infer",
-    "transformer-train", "transformer-infer", "lstm-infer", "preprocess", "cpu-threads",
+    "matmul",
+    "copy",
+    "transfer",
+    "mlp-train",
+    "mlp-infer",
+    "cnn-train",
+    "cnn-infer",
+    "transformer-train",
+    "transformer-infer",
+    "lstm-infer",
+    "preprocess",
+    "cpu-threads",
     "max-batch",
-}  # fmt: skip
+}
 MODULE_PREFIX = "benchsite.plugins.workloads."
 
 
@@ -230,8 +241,9 @@ def test_max_batch_budget_from_config_overrides_the_parameter(tmp_path, monkeypa
 def test_cpu_cache_sizes_come_from_sysfs(tmp_path):
     from benchsite.plugins.devices.cpu import cache_sizes
 
-    for index, (level, kind, size) in enumerate([(1, "Data", "32K"), (2, "Unified", "1024K"),
-                                                 (3, "Unified", "32M")]):
+    for index, (level, kind, size) in enumerate(
+        [(1, "Data", "32K"), (2, "Unified", "1024K"), (3, "Unified", "32M")]
+    ):
         folder = tmp_path / f"index{index}"
         folder.mkdir()
         for name, value in (("level", level), ("type", kind), ("size", size)):

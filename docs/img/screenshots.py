@@ -17,9 +17,15 @@ from playwright.sync_api import sync_playwright
 
 HERE = Path(__file__).parent
 CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]  # fmt: skip
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 VIEWS = {  # name: (viewport, colour scheme)
     "desktop": ({"width": 1280, "height": 1500}, "light"),
     "phone": ({"width": 390, "height": 1700}, "dark"),
@@ -31,11 +37,14 @@ def main() -> None:
     parser.add_argument("site", type=Path, help="a built site folder")
     parser.add_argument("--workload", default="matmul", help="workload page to show")
     args = parser.parse_args()
-    pages = {"overview": args.site / "index.html",
-             "workload": args.site / "workloads" / f"{args.workload}.html"}  # fmt: skip
+    pages = {
+        "overview": args.site / "index.html",
+        "workload": args.site / "workloads" / f"{args.workload}.html",
+    }
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path="/usr/bin/chromium",
-                                             args=CHROMIUM_ARGS)  # fmt: skip
+        browser = playwright.chromium.launch(
+            executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS
+        )
         for view, (viewport, scheme) in VIEWS.items():
             page = browser.new_page(viewport=viewport, color_scheme=scheme)
             for name, path in pages.items():

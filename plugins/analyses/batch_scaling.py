@@ -13,8 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pandas as pd
-from benchsite.plugins._shared.charts import line_chart
-from benchsite.plugins._shared.findings import (
+
+from benchsite import Analysis, Finding, hookimpl
+from benchsite.tables import Tables
+from benchsite.toolkit.charts import line_chart
+from benchsite.toolkit.findings import (
     answered,
     case_text,
     device_labels,
@@ -22,9 +25,6 @@ from benchsite.plugins._shared.findings import (
     percent,
     with_case,
 )
-
-from benchsite import Analysis, Finding, hookimpl
-from benchsite.tables import Tables
 from benchsite.units import format_count
 
 GROWTH = 0.10
@@ -84,12 +84,17 @@ def saturation(series: pd.DataFrame) -> Saturation:
     index = index if index < len(ys) - 1 else None  # the largest batch: it still grows
     first = series.iloc[0]
     return Saturation(
-        host=str(first.host), device=str(first.label), workload=str(first.workload),
-        case=str(first.series), batch=xs[index] if index is not None else None,
-        items_per_s=ys[index] if index is not None else ys[-1], largest=xs[-1],
-        largest_items_per_s=ys[-1], points=tuple(zip(xs, ys, strict=True)),
+        host=str(first.host),
+        device=str(first.label),
+        workload=str(first.workload),
+        case=str(first.series),
+        batch=xs[index] if index is not None else None,
+        items_per_s=ys[index] if index is not None else ys[-1],
+        largest=xs[-1],
+        largest_items_per_s=ys[-1],
+        points=tuple(zip(xs, ys, strict=True)),
         evidence=tuple(series["row_id"]),
-    )  # fmt: skip
+    )
 
 
 def batch_scaling_findings(tables: Tables) -> list[Finding]:
@@ -104,11 +109,14 @@ def batch_scaling_findings(tables: Tables) -> list[Finding]:
 def batch_advice(s: Saturation) -> Finding:
     """A recommendation: the batch beyond which throughput stops growing on one device."""
     return answered(
-        "recommendation", f"batch-{s.host}-{s.device}-{s.workload}-{s.case}",
+        "recommendation",
+        f"batch-{s.host}-{s.device}-{s.workload}-{s.case}",
         f"{s.workload}: batch size on the {s.device}",
         f"On the {s.device}, use batch {s.batch:,.0f} for {with_case(s.workload, s.case)}: "
         f"no larger measured batch adds more than {percent(GROWTH)} throughput; they only cost "
-        "memory and latency.", s.evidence, workload=s.workload,
+        "memory and latency.",
+        s.evidence,
+        workload=s.workload,
         explanation="Limit: only the measured batch sizes were tried; a batch between two "
         "measured ones may do as well.",
     )
@@ -123,8 +131,10 @@ def describe(s: Saturation) -> str:
         )
     x_best, _ = max(s.points, key=lambda point: point[1])
     if x_best == s.batch:
-        return (f"on the {s.device}, throughput is highest at batch {s.batch:,.0f} of those "
-                f"measured ({format_count(s.items_per_s)} items/s)")
+        return (
+            f"on the {s.device}, throughput is highest at batch {s.batch:,.0f} of those "
+            f"measured ({format_count(s.items_per_s)} items/s)"
+        )
     return (
         f"on the {s.device}, throughput comes within {percent(GROWTH)} of its best at batch "
         f"{s.batch:,.0f} ({format_count(s.items_per_s)} items/s; {_best(s)})"

@@ -14,8 +14,11 @@ from __future__ import annotations
 from typing import Any
 
 import pandas as pd
-from benchsite.plugins._shared.charts import line_chart
-from benchsite.plugins._shared.findings import (
+
+from benchsite import Analysis, Finding, hookimpl
+from benchsite.tables import Tables
+from benchsite.toolkit.charts import line_chart
+from benchsite.toolkit.findings import (
     answered,
     case_text,
     finding,
@@ -25,9 +28,6 @@ from benchsite.plugins._shared.findings import (
     reasons_text,
     seconds_text,
 )
-
-from benchsite import Analysis, Finding, hookimpl
-from benchsite.tables import Tables
 from benchsite.units import plural
 
 WORKLOAD = "cpu-threads"
@@ -56,7 +56,8 @@ def thread_curves(tables: Tables) -> list[pd.DataFrame]:
         return []
     extra = tables.ok.set_index("row_id")[["p", "dev", "device_model", "flops", "bytes"]]
     rows = curve.join(extra, on="row_id").assign(
-        threads_param=lambda f: f["x"].astype(int), speedup=lambda f: f["gain"])
+        threads_param=lambda f: f["x"].astype(int), speedup=lambda f: f["gain"]
+    )
     rows["series"] = rows["p"].map(lambda p: case_text(p, skip=["threads"]))
     curves = []
     for _, one in rows.groupby(["host", "variant"], sort=True):
@@ -89,9 +90,13 @@ def same_op_elsewhere(tables: Tables, curve: pd.DataFrame) -> Finding | None:
     workload, params = SAME_CASE.get(str(top.p.get("op")), (None, None))
     rows = tables.ok.set_index("row_id", drop=False)
     here = rows.loc[str(top.row_id)]
-    twin = rows[(rows["host"] == top.host) & (rows["device"] == here.device)
-                & (rows["workload"] == workload) & (rows["threads"] == here.threads)
-                & rows["p"].map(lambda p: p == params).to_numpy(bool)]
+    twin = rows[
+        (rows["host"] == top.host)
+        & (rows["device"] == here.device)
+        & (rows["workload"] == workload)
+        & (rows["threads"] == here.threads)
+        & rows["p"].map(lambda p: p == params).to_numpy(bool)
+    ]
     if twin.empty:
         return None
     there = twin.iloc[0]
@@ -114,7 +119,8 @@ def _twin_finding(here: Any, there: Any, apart: float) -> Finding:
         f"{seconds_text(there.min_s)} and {seconds_text(here.min_s)}."
     )
     return finding(
-        "cpu-threads", [here.host, here.p.get("op"), "twin"],
+        "cpu-threads",
+        [here.host, here.p.get("op"), "twin"],
         f"{here.p.get('op')}: {WORKLOAD} and {there.workload} disagree by {percent(abs(apart))}",
         answer,
         explanation=(
@@ -125,19 +131,26 @@ def _twin_finding(here: Any, there: Any, apart: float) -> Finding:
         ),
         numbers={"apart": apart, "median_s": [float(there.median_s), float(here.median_s)]},
         evidence=[str(there.row_id), str(here.row_id)],
-        scope={"hosts": [str(here.host)], "devices": [str(here.device_model)],
-               "workloads": [WORKLOAD, str(there.workload)]},
-        strength="moderate", workload=WORKLOAD,
-    )  # fmt: skip
+        scope={
+            "hosts": [str(here.host)],
+            "devices": [str(here.device_model)],
+            "workloads": [WORKLOAD, str(there.workload)],
+        },
+        strength="moderate",
+        workload=WORKLOAD,
+    )
 
 
 def _timing(row: Any) -> str:
     """``44 samples of 2 calls after 114 warm-up calls``."""
+
     def count(value: Any, noun: str) -> str:
         return plural(int(value), noun) if value == value and value is not None else f"? {noun}s"
 
-    return (f"{count(row.n_samples, 'sample')} of {count(row.calls_per_sample, 'call')} after "
-            f"{count(row.warmup_calls, 'warm-up call')}")
+    return (
+        f"{count(row.n_samples, 'sample')} of {count(row.calls_per_sample, 'call')} after "
+        f"{count(row.warmup_calls, 'warm-up call')}"
+    )
 
 
 def scales(curve: pd.DataFrame) -> bool:
@@ -160,8 +173,10 @@ def curve_finding(curve: pd.DataFrame) -> Finding:
         answer += f": it does not scale. Likely reason: {reason}"
     flagged = curve[curve["suspect"]]
     if len(flagged):
-        answer += (f" Suspect points: {', '.join(str(t) for t in flagged['threads_param'])} "
-                   f"threads ({reasons_text(_reasons(flagged))}).")
+        answer += (
+            f" Suspect points: {', '.join(str(t) for t in flagged['threads_param'])} "
+            f"threads ({reasons_text(_reasons(flagged))})."
+        )
     data = curve[["threads_param", "speedup"]].rename(columns={"threads_param": "threads"})
     return finding(
         "cpu-threads",
@@ -203,10 +218,14 @@ def thread_advice(curve: pd.DataFrame) -> Finding:
     """A recommendation where the CPU does not scale: how many threads, and why not more."""
     top, best = curve.iloc[-1], curve.loc[curve["speedup"].idxmax()]
     return answered(
-        "recommendation", f"threads-{top.host}-{top.series}", f"CPU threads for {top.series}",
+        "recommendation",
+        f"threads-{top.host}-{top.series}",
+        f"CPU threads for {top.series}",
         f"Use about {_threads(int(best.threads_param))} for {top.series} on {top.host}: more "
         f"add little ({ratio(top.speedup)} at {int(top.threads_param)} threads). "
-        f"Why: {why_not_scaling(top, best)}", curve["row_id"], workload=WORKLOAD,
+        f"Why: {why_not_scaling(top, best)}",
+        curve["row_id"],
+        workload=WORKLOAD,
     )
 
 
@@ -246,8 +265,7 @@ def why_not_scaling(top: Any, best: Any) -> str:
     return (
         f"the best speedup ({ratio(best.speedup)}) comes at {at} threads and the measured "
         f"counts above it, up to {most}, add nothing: the work per thread is too small to pay "
-        "for synchronizing them, or the cores share memory bandwidth and caches."
-        + _smt(top)
+        "for synchronizing them, or the cores share memory bandwidth and caches." + _smt(top)
     )
 
 
@@ -255,8 +273,10 @@ def _smt(row: Any) -> str:
     """A note on hyper-threads only where the device info says logical CPUs outnumber cores."""
     logical, physical = info_value(row, "logical_cpus"), info_value(row, "physical_cores")
     if logical and physical and logical > physical:
-        return (f" This CPU has {physical} cores for {logical} logical CPUs: threads beyond "
-                f"{physical} share cores.")
+        return (
+            f" This CPU has {physical} cores for {logical} logical CPUs: threads beyond "
+            f"{physical} share cores."
+        )
     return ""
 
 

@@ -12,7 +12,9 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from benchsite.plugins._shared.findings import (
+from benchsite import Analysis, Finding, hookimpl
+from benchsite.tables import Tables
+from benchsite.toolkit.findings import (
     crossover_case,
     describe_crossover,
     finding,
@@ -21,9 +23,6 @@ from benchsite.plugins._shared.findings import (
     reasons_text,
     with_case,
 )
-
-from benchsite import Analysis, Finding, hookimpl
-from benchsite.tables import Tables
 
 
 @hookimpl
@@ -45,9 +44,12 @@ def crossover_findings(tables: Tables) -> list[Finding]:
     for c in crossings.itertuples():
         case = crossover_case(c, c.workload in tables.byte_sized)
         grouped.setdefault((c.host, c.gpu_label, c.workload, case), []).append(c)
-    return [_finding(sorted(items, key=lambda c: c.include_transfer), key[3],
-                     key[2] in tables.byte_sized)
-            for key, items in grouped.items()]
+    return [
+        _finding(
+            sorted(items, key=lambda c: c.include_transfer), key[3], key[2] in tables.byte_sized
+        )
+        for key, items in grouped.items()
+    ]
 
 
 def _finding(items: list[Any], case: str, in_bytes: bool) -> Finding:
@@ -104,6 +106,3 @@ def _detail(c: Any, in_bytes: bool) -> str:
         f"axes, the two are equally fast near {value(round(c.crossover))}: an estimate between "
         f"the measured sizes, not a measurement.{flagged}"
     )
-
-
-

@@ -17,11 +17,11 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from benchsite.plugins._shared.findings import device_label, finding, percent, precision_of
 
 from benchsite import Analysis, Finding, hookimpl
 from benchsite.tables import Tables
 from benchsite.tables.inventory import NOT_A_PEAK
+from benchsite.toolkit.findings import device_label, finding, percent, precision_of
 from benchsite.units import format_number
 
 PEAK_FLOPS, PEAK_BYTES = "matmul", "copy"
@@ -58,8 +58,17 @@ def measured_peaks(rows: pd.DataFrame) -> dict[tuple[str, str], dict[str, Any]]:
 
 
 # what a share finding reads: itertuples over every column costs ~6 ms a group
-SHARE_COLUMNS = ("host", "device", "device_model", "workload", "p", "tflops", "gbps", "row_id",
-                 "flags")
+SHARE_COLUMNS = (
+    "host",
+    "device",
+    "device_model",
+    "workload",
+    "p",
+    "tflops",
+    "gbps",
+    "row_id",
+    "flags",
+)
 
 
 def _num(value: Any) -> bool:
@@ -71,13 +80,17 @@ def efficiency_findings(tables: Tables) -> list[Finding]:
     if rows.empty:
         return []
     peaks = measured_peaks(rows)
-    findings = [_peak_finding(key, peak, rows) for key, peak in peaks.items()
-                if peak["tflops"] or peak.get("gbps")]
+    findings = [
+        _peak_finding(key, peak, rows)
+        for key, peak in peaks.items()
+        if peak["tflops"] or peak.get("gbps")
+    ]
     measured = rows[~rows["workload"].isin([PEAK_FLOPS, PEAK_BYTES])][list(SHARE_COLUMNS)]
     doubtful = [bool(NOT_A_PEAK & set(flags)) for flags in measured["flags"]]
     measured = measured[~np.array(doubtful, dtype=bool)]
-    for (host, device, _workload), group in measured.groupby(["host", "device", "workload"],
-                                                             observed=True, sort=True):
+    for (host, device, _workload), group in measured.groupby(
+        ["host", "device", "workload"], observed=True, sort=True
+    ):
         peak = peaks.get((str(host), str(device)))
         shares = _shares(group, peak) if peak else []
         if shares:
@@ -88,8 +101,10 @@ def efficiency_findings(tables: Tables) -> list[Finding]:
 def _peak_finding(key: tuple[str, str], peak: dict[str, Any], rows: pd.DataFrame) -> Finding:
     host, device = key
     row = rows[(rows["host"] == host) & (rows["device"] == device)].iloc[0]
-    parts = [f"{format_number(value * 1e12, 'FLOP/s')} ({precision})" for precision, value in
-             sorted(peak["tflops"].items(), key=lambda item: -item[1])]
+    parts = [
+        f"{format_number(value * 1e12, 'FLOP/s')} ({precision})"
+        for precision, value in sorted(peak["tflops"].items(), key=lambda item: -item[1])
+    ]
     if peak.get("gbps"):
         parts.append(f"{format_number(peak['gbps'] * 1e9, 'B/s')} memory copy")
     label = device_label(row)
@@ -122,14 +137,15 @@ def _shares(group: pd.DataFrame, peak: dict[str, Any]) -> list[tuple[Any, str, f
     return out
 
 
-def _share_finding(group: pd.DataFrame, shares: list[tuple[Any, str, float]],
-                   peak: dict[str, Any]) -> Finding:
+def _share_finding(
+    group: pd.DataFrame, shares: list[tuple[Any, str, float]], peak: dict[str, Any]
+) -> Finding:
     best_row, unit, best = max(shares, key=lambda item: item[2])
     typical = sorted(share for _, _, share in shares)[len(shares) // 2]
     label = device_label(best_row)
     rate = best_row.tflops if unit == "TFLOP/s" else best_row.gbps
     scale, si = (1e12, "FLOP/s") if unit == "TFLOP/s" else (1e9, "B/s")
-    ceiling = (peak["tflops"][precision_of(best_row.p)] if unit == "TFLOP/s" else peak["gbps"])
+    ceiling = peak["tflops"][precision_of(best_row.p)] if unit == "TFLOP/s" else peak["gbps"]
     precision = f" {precision_of(best_row.p)}" if unit == "TFLOP/s" else ""
     cases = f"{len(shares)} case" + ("s" if len(shares) != 1 else "")
     if best > 1:  # then the stored "peak" is no ceiling: say so instead of printing 183%
@@ -161,8 +177,11 @@ def _share_finding(group: pd.DataFrame, shares: list[tuple[Any, str, float]],
         explanation=explanation,
         numbers={"best_share": best, "typical_share": typical, "unit": unit},
         evidence=[str(row.row_id) for row, _, _ in shares] + list(peak["rows"].values()),
-        scope={"hosts": [str(best_row.host)], "devices": [label],
-               "workloads": [str(best_row.workload)]},
+        scope={
+            "hosts": [str(best_row.host)],
+            "devices": [label],
+            "workloads": [str(best_row.workload)],
+        },
         strength="weak" if best > 1 else "moderate",
         workload=str(best_row.workload),
     )

@@ -13,7 +13,11 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from benchsite.plugins._shared.findings import (
+
+from benchsite import Analysis, Finding, hookimpl
+from benchsite.tables import Tables
+from benchsite.tables.speedups import work_keys
+from benchsite.toolkit.findings import (
     case_text,
     device_label,
     finding,
@@ -22,10 +26,6 @@ from benchsite.plugins._shared.findings import (
     with_case,
     without,
 )
-
-from benchsite import Analysis, Finding, hookimpl
-from benchsite.tables import Tables
-from benchsite.tables.speedups import work_keys
 from benchsite.units import format_ratio, plain
 
 ENERGY_METRIC = {"cuda": "nvml.energy_j", "cpu": "cpu.energy_j"}
@@ -47,8 +47,19 @@ def energy_table(tables: Tables) -> pd.DataFrame:
     with its case (``case``: the parameters apart from copies, equal for the same case on any
     device) and its swept value."""
     rows = tables.ok
-    columns = ["host", "device", "label", "kind", "workload", "row_id", "j_per_item",
-               "usd_per_million", "case", "params", "axis_value"]  # fmt: skip
+    columns = [
+        "host",
+        "device",
+        "label",
+        "kind",
+        "workload",
+        "row_id",
+        "j_per_item",
+        "usd_per_million",
+        "case",
+        "params",
+        "axis_value",
+    ]
     if rows.empty:
         return pd.DataFrame(columns=columns)
     # kernel-only cases (a copy-inclusive GPU time has no CPU twin); a case is its parameters
@@ -69,24 +80,34 @@ def _record(row: Any) -> dict[str, Any]:
     if usd is None and price is not None:
         usd = price / 3600 * float(row.median_s) / float(row.items) * 1e6
     return {
-        "host": str(row.host), "device": str(row.device), "label": device_label(row),
-        "kind": str(row.device_kind), "workload": str(row.workload), "row_id": str(row.row_id),
-        "j_per_item": per_item, "usd_per_million": usd,
-        "case": f"{without(row.p, 'include_transfer')}\x1f{row.work}", "params": row.p,
+        "host": str(row.host),
+        "device": str(row.device),
+        "label": device_label(row),
+        "kind": str(row.device_kind),
+        "workload": str(row.workload),
+        "row_id": str(row.row_id),
+        "j_per_item": per_item,
+        "usd_per_million": usd,
+        "case": f"{without(row.p, 'include_transfer')}\x1f{row.work}",
+        "params": row.p,
         "axis_value": row.axis_value,
-    }  # fmt: skip
+    }
 
 
 def energy_cost_findings(tables: Tables) -> list[Finding]:
     table = energy_table(tables)
     if table.empty:
         return []
-    findings = [_unavailable(table)] if table[["j_per_item", "usd_per_million"]].isna().all(
-        axis=None) else []
+    findings = (
+        [_unavailable(table)]
+        if table[["j_per_item", "usd_per_million"]].isna().all(axis=None)
+        else []
+    )
     for (host, workload), group in table.groupby(["host", "workload"], sort=True):
         if group[["j_per_item", "usd_per_million"]].notna().any(axis=None):
-            findings.append(_finding(str(host), str(workload), group,
-                                     str(workload) in tables.byte_sized))
+            findings.append(
+                _finding(str(host), str(workload), group, str(workload) in tables.byte_sized)
+            )
     return findings
 
 
@@ -113,10 +134,14 @@ def _known(value: Any) -> bool:
 def describe(item: Any) -> str:
     """One device's figures for one case: ``the NVIDIA H200 (cuda:0): 0.03 J per item, $0.05
     per million items``."""
-    energy = (f"{plain(item.j_per_item)} J per item" if _known(item.j_per_item)
-              else "no energy counter")
-    cost = (f"${plain(item.usd_per_million)} per million items"
-            if _known(item.usd_per_million) else "no price")
+    energy = (
+        f"{plain(item.j_per_item)} J per item" if _known(item.j_per_item) else "no energy counter"
+    )
+    cost = (
+        f"${plain(item.usd_per_million)} per million items"
+        if _known(item.usd_per_million)
+        else "no price"
+    )
     return f"the {item.label}: {energy}, {cost}"
 
 
@@ -148,14 +173,20 @@ def _finding(host: str, workload: str, group: pd.DataFrame, in_bytes: bool) -> F
     compared = not case.empty
     if case.empty:  # no case on a CPU and an accelerator both: each device's own, not compared
         case = group.sort_values("axis_value", na_position="first").groupby("label").tail(1)
-        lead = (f"{workload} on {host}, not compared (no case has an energy or cost figure on "
-                "both a CPU and an accelerator); each device alone: ")
+        lead = (
+            f"{workload} on {host}, not compared (no case has an energy or cost figure on "
+            "both a CPU and an accelerator); each device alone: "
+        )
     else:
         words = case_text(case["params"].iloc[0], skip=["include_transfer"], in_bytes=in_bytes)
         lead = f"{with_case(workload, words)} on {host}, the same case on each device: "
-    answer = (lead + "; ".join(describe(item) for item in case.itertuples()) + "."
-              + comparison(case, "usd_per_million", "costs")
-              + comparison(case, "j_per_item", "uses"))
+    answer = (
+        lead
+        + "; ".join(describe(item) for item in case.itertuples())
+        + "."
+        + comparison(case, "usd_per_million", "costs")
+        + comparison(case, "j_per_item", "uses")
+    )
     return finding(
         "energy-cost",
         [host, workload],
@@ -168,10 +199,16 @@ def _finding(host: str, workload: str, group: pd.DataFrame, in_bytes: bool) -> F
             "assumptions from the configuration, not measurements. Devices without a counter "
             "or a price say so."
         ),
-        numbers={"same_case": compared, **{
-            item.label: {"j_per_item": item.j_per_item,
-                         "usd_per_million_items": item.usd_per_million}
-            for item in case.itertuples()}},
+        numbers={
+            "same_case": compared,
+            **{
+                item.label: {
+                    "j_per_item": item.j_per_item,
+                    "usd_per_million_items": item.usd_per_million,
+                }
+                for item in case.itertuples()
+            },
+        },
         evidence=list(case["row_id"]),
         scope={"hosts": [host], "devices": list(case["label"]), "workloads": [workload]},
         strength="moderate",

@@ -14,12 +14,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pandas as pd
-from benchsite.plugins._shared.charts import line_chart
-from benchsite.plugins._shared.findings import case_text, device_label, finding, percent
 
 from benchsite import Analysis, Finding, hookimpl
 from benchsite.tables import Tables
 from benchsite.tables.compare import REGRESSION
+from benchsite.toolkit.charts import line_chart
+from benchsite.toolkit.findings import case_text, device_label, finding, percent
 
 CASE = ["host", "device", "case_key"]
 
@@ -82,8 +82,9 @@ def changes(tables: Tables, newest: pd.DataFrame | None = None) -> list[Change]:
     :func:`newest_runs`, worked out here when not given), slowest first."""
     runs = newest_runs(tables) if newest is None else newest
     moved = tables.case_changes
-    moved = moved[moved["run_new"].isin(set(runs["run_id"].astype(str)))
-                  & (moved["verdict"] != "unchanged")]  # fmt: skip
+    moved = moved[
+        moved["run_new"].isin(set(runs["run_id"].astype(str))) & (moved["verdict"] != "unchanged")
+    ]
     if moved.empty:
         return []
     rows = tables.rows.set_index("row_id", drop=False)
@@ -92,13 +93,21 @@ def changes(tables: Tables, newest: pd.DataFrame | None = None) -> list[Change]:
     for case in moved.itertuples():
         head = rows.loc[case.row_new]
         runs = history[(head["host"], head["device"], head["case_key"])]
-        found.append(Change(
-            host=str(head["host"]), device=device_label(head), workload=case.workload,
-            case=case_text(head["p"]), change=case.ratio - 1, low=case.low - 1,
-            high=case.high - 1, verdict=case.verdict, same_hardware=bool(case.same_hardware),
-            history=tuple((run, median) for run, median, _ in runs),
-            evidence=tuple(row_id for _, _, row_id in runs),
-        ))  # fmt: skip
+        found.append(
+            Change(
+                host=str(head["host"]),
+                device=device_label(head),
+                workload=case.workload,
+                case=case_text(head["p"]),
+                change=case.ratio - 1,
+                low=case.low - 1,
+                high=case.high - 1,
+                verdict=case.verdict,
+                same_hardware=bool(case.same_hardware),
+                history=tuple((run, median) for run, median, _ in runs),
+                evidence=tuple(row_id for _, _, row_id in runs),
+            )
+        )
     return found
 
 
@@ -151,9 +160,13 @@ def _change_finding(c: Change) -> Finding:
         columns=["run", "median_ms"],
     )
     low, high = sorted((abs(c.low), abs(c.high)))
-    hardware = "" if c.same_hardware else (
-        " The device's fingerprint changed between the two runs (another driver, PyTorch "
-        "build or device): the change may come from that."
+    hardware = (
+        ""
+        if c.same_hardware
+        else (
+            " The device's fingerprint changed between the two runs (another driver, PyTorch "
+            "build or device): the change may come from that."
+        )
     )
     return finding(
         "history",
@@ -163,7 +176,8 @@ def _change_finding(c: Change) -> Finding:
         f"{percent(abs(c.change))} {word} than in the run before (95% interval "
         f"{percent(low)} to {percent(high)}).{hardware}",
         explanation="Median per run, oldest first: "
-        + ", ".join(f"{median * 1e3:.3g} ms" for _, median in c.history) + ".",
+        + ", ".join(f"{median * 1e3:.3g} ms" for _, median in c.history)
+        + ".",
         numbers={"change": c.change, "low": c.low, "high": c.high, "runs": len(c.history)},
         evidence=c.evidence,
         scope={"hosts": [c.host], "devices": [c.device], "workloads": [c.workload]},

@@ -11,10 +11,10 @@ from __future__ import annotations
 import math
 
 import pandas as pd
-from benchsite.plugins._shared.findings import case_text, device_labels, finding, percent
 
 from benchsite import Analysis, Finding, hookimpl
 from benchsite.tables import Tables
+from benchsite.toolkit.findings import case_text, device_labels, finding, percent
 
 
 @hookimpl
@@ -53,9 +53,12 @@ def _common_cases(group: pd.DataFrame) -> pd.DataFrame | None:
 
 def _finding(workload: str, group: pd.DataFrame, common: pd.DataFrame) -> Finding:
     fastest = common.min(axis=1)
-    scores = {who: math.exp(sum(math.log(f / t) for f, t in zip(fastest, common[who],
-                                                                     strict=True)) / len(common))
-              for who in common.columns}  # fmt: skip
+    scores = {
+        who: math.exp(
+            sum(math.log(f / t) for f, t in zip(fastest, common[who], strict=True)) / len(common)
+        )
+        for who in common.columns
+    }
     ranked = sorted(scores.items(), key=lambda item: -item[1])
     used = group[group["case_key"].isin(common.index) & group["who"].isin(common.columns)]
     cases = sorted({case_text(p) for p in used.drop_duplicates("case_key")["p"]})
@@ -72,8 +75,11 @@ def _finding(workload: str, group: pd.DataFrame, common: pd.DataFrame) -> Findin
         explanation="\n".join(f"- {who}: {percent(score)} of the fastest" for who, score in ranked),
         numbers={"relative_speed": dict(ranked), "common_cases": len(common)},
         evidence=used["row_id"],
-        scope={"hosts": sorted(set(group["host"].astype(str))),
-               "devices": list(scores), "workloads": [workload]},
+        scope={
+            "hosts": sorted(set(group["host"].astype(str))),
+            "devices": list(scores),
+            "workloads": [workload],
+        },
         strength="moderate",
         workload=workload,
     )

@@ -16,7 +16,10 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from benchsite.plugins._shared.findings import (
+
+from benchsite import Analysis, Finding, hookimpl
+from benchsite.tables import Tables
+from benchsite.toolkit.findings import (
     PEAK_METRIC,
     bytes_text,
     case_text,
@@ -26,9 +29,6 @@ from benchsite.plugins._shared.findings import (
     metric,
     with_case,
 )
-
-from benchsite import Analysis, Finding, hookimpl
-from benchsite.tables import Tables
 
 MAX_BATCH = "max-batch"
 BUDGET = "cpu_memory_budget_gib"  # a max-batch parameter, worded as the budget, not the case
@@ -88,11 +88,17 @@ def _line(series: pd.DataFrame) -> MemoryLine:
     else:  # one batch: its peak holds the fixed part too, so no per-sample figure
         per_sample, fixed = 0.0, None
     return MemoryLine(
-        host=str(head.host), device=str(head.label), kind=str(head.device_kind),
-        workload=str(head.workload), case=str(head.series), per_sample=per_sample, fixed=fixed,
-        largest_batch=float(last.axis_value), largest_peak=float(last.peak),
+        host=str(head.host),
+        device=str(head.label),
+        kind=str(head.device_kind),
+        workload=str(head.workload),
+        case=str(head.series),
+        per_sample=per_sample,
+        fixed=fixed,
+        largest_batch=float(last.axis_value),
+        largest_peak=float(last.peak),
         evidence=tuple(series["row_id"]),
-    )  # fmt: skip
+    )
 
 
 def max_batches(tables: Tables) -> pd.DataFrame:
@@ -127,8 +133,10 @@ def describe_line(line: MemoryLine) -> str:
     if line.per_sample <= 0 and len(line.evidence) < 2:
         return f"on the {line.device}, a peak of {at_largest} (one batch measured)"
     if line.per_sample <= 0:
-        return (f"on the {line.device}, no memory that grows with the batch could be measured "
-                f"(peak {at_largest}: the fixed part dominates)")
+        return (
+            f"on the {line.device}, no memory that grows with the batch could be measured "
+            f"(peak {at_largest}: the fixed part dominates)"
+        )
     fixed = f" plus {bytes_text(line.fixed)} fixed" if line.fixed is not None else ""
     return f"on the {line.device}, about {bytes_text(line.per_sample)} per sample{fixed} ({at_largest})"
 
@@ -180,10 +188,18 @@ def _max_batch_finding(host: str, case: str, group: pd.DataFrame, ooms: list[str
             + (f" {len(ooms)} case(s) on this host failed with out-of-memory." if ooms else "")
         ),
         numbers={
-            "devices": {r.label: {"max_batch": r.max_batch, "limit_bytes": r.limit,
-                                  "device_kind": str(r.device_kind), "memory_bytes": r.ram}
-                        for r in group.itertuples()},
-            "case": case, "verdict": verdict, "compared": group["device_kind"].nunique() > 1,
+            "devices": {
+                r.label: {
+                    "max_batch": r.max_batch,
+                    "limit_bytes": r.limit,
+                    "device_kind": str(r.device_kind),
+                    "memory_bytes": r.ram,
+                }
+                for r in group.itertuples()
+            },
+            "case": case,
+            "verdict": verdict,
+            "compared": group["device_kind"].nunique() > 1,
             "oom_rows": ooms,
         },
         evidence=list(group["row_id"]) + ooms,
@@ -216,16 +232,22 @@ def memory_verdict(group: pd.DataFrame) -> str:
         whole = ram_batch(row)
         best = max(best, whole or row.max_batch)
         if whole:
-            said.append(f"all {bytes_text(row.ram)} of the {row.label}'s RAM would hold about "
-                        f"{whole:,.0f} at the memory per sample its budgeted search measured")
+            said.append(
+                f"all {bytes_text(row.ram)} of the {row.label}'s RAM would hold about "
+                f"{whole:,.0f} at the memory per sample its budgeted search measured"
+            )
     lead = ("; ".join(said) + ". ") if said else ""
     lead = lead[:1].upper() + lead[1:]
     if best > smallest.max_batch:
-        return lead + (f"That is {best / smallest.max_batch:.1f}× the {smallest.label}'s "
-                       f"{smallest.max_batch:,.0f}: for this model GPU memory is the tighter "
-                       "limit, though the CPU is finite too.")
-    return lead + (f"Even that is less than the {smallest.label}'s {smallest.max_batch:,.0f}: "
-                   "here the CPU's RAM, not the GPU's memory, is the tighter limit.")
+        return lead + (
+            f"That is {best / smallest.max_batch:.1f}× the {smallest.label}'s "
+            f"{smallest.max_batch:,.0f}: for this model GPU memory is the tighter "
+            "limit, though the CPU is finite too."
+        )
+    return lead + (
+        f"Even that is less than the {smallest.label}'s {smallest.max_batch:,.0f}: "
+        "here the CPU's RAM, not the GPU's memory, is the tighter limit."
+    )
 
 
 def ram_batch(row: Any) -> float | None:

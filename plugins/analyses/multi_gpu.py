@@ -12,8 +12,11 @@ from __future__ import annotations
 from typing import Any
 
 import pandas as pd
-from benchsite.plugins._shared.charts import bar_chart, line_chart, stacked
-from benchsite.plugins._shared.findings import (
+
+from benchsite import Analysis, Finding, hookimpl
+from benchsite.tables import Tables
+from benchsite.toolkit.charts import bar_chart, line_chart, stacked
+from benchsite.toolkit.findings import (
     bytes_text,
     case_text,
     finding,
@@ -23,9 +26,6 @@ from benchsite.plugins._shared.findings import (
     percent,
     reasons_text,
 )
-
-from benchsite import Analysis, Finding, hookimpl
-from benchsite.tables import Tables
 from benchsite.units import plural
 
 DDP, FSDP, PIPELINE, ALLREDUCE = "ddp-train", "fsdp-train", "pipeline-train", "allreduce"
@@ -56,12 +56,21 @@ def _compute(tables: Tables) -> list[tuple[list[Finding], list[Finding]]]:
     """(summary findings, per-case findings) of every host and device kind."""
     rows = distributed_rows(tables)
     if rows.empty:
-        return [([not_measured(
-            "multi-gpu", ["not-measured"], "Several GPUs: not measured",
-            "This store holds no multi-GPU result, so it cannot say what several GPUs buy.",
-            explanation="Run `benchsite run -w ddp-train -w fsdp-train -w pipeline-train "
-            "-w allreduce` on a machine with two or more GPUs, into the same store.",
-        )], [])]  # fmt: skip
+        return [
+            (
+                [
+                    not_measured(
+                        "multi-gpu",
+                        ["not-measured"],
+                        "Several GPUs: not measured",
+                        "This store holds no multi-GPU result, so it cannot say what several GPUs buy.",
+                        explanation="Run `benchsite run -w ddp-train -w fsdp-train -w pipeline-train "
+                        "-w allreduce` on a machine with two or more GPUs, into the same store.",
+                    )
+                ],
+                [],
+            )
+        ]
     out = []
     groups = rows.groupby(["host", "device_kind"], sort=True, observed=True)
     for (host, kind), group in sorted(groups, key=lambda item: not is_accelerator(item[0][1])):
@@ -94,8 +103,9 @@ def scaling_curves(tables: Tables, host: str, kind: str) -> pd.DataFrame:
     ``reasons``: an efficiency far above 1 is no measurement of scaling); the 1-device points are
     included (gain 1, efficiency 1) so the curves start where they should."""
     curve = tables.scaling("world_size")
-    curve = curve[(curve["host"] == host) & (curve["device_kind"] == kind)
-                  & curve["workload"].isin(TRAINING)]
+    curve = curve[
+        (curve["host"] == host) & (curve["device_kind"] == kind) & curve["workload"].isin(TRAINING)
+    ]
     params = dict(zip(tables.ok["row_id"], tables.ok["p"], strict=True))
     points = []
     for (workload, _), runs in curve.groupby(["workload", "variant"], sort=True):
@@ -104,16 +114,30 @@ def scaling_curves(tables: Tables, host: str, kind: str) -> pd.DataFrame:
             continue
         p = params[one.row_id]
         series = case_text(p, skip=["world_size"])
-        points += [{
-            "host": host, "kind": kind, "workload": workload, "series": series,
-            "label": f"{METHOD[workload]}, {series}",
-            "short": f"{METHOD[workload]} {p.get('model', '')}".strip(),
-            "mode": p.get("scaling", "strong"), "devices": int(row.x),
-            "efficiency": row.efficiency, "gain": row.gain, "row_id": row.row_id,
-            "base_id": one.row_id, "suspect": row.suspect, "reasons": row.reasons,
-        } for row in runs.itertuples()]  # fmt: skip
-    return pd.DataFrame(points).sort_values(["workload", "series", "devices"], kind="stable") \
-        if points else pd.DataFrame(points)
+        points += [
+            {
+                "host": host,
+                "kind": kind,
+                "workload": workload,
+                "series": series,
+                "label": f"{METHOD[workload]}, {series}",
+                "short": f"{METHOD[workload]} {p.get('model', '')}".strip(),
+                "mode": p.get("scaling", "strong"),
+                "devices": int(row.x),
+                "efficiency": row.efficiency,
+                "gain": row.gain,
+                "row_id": row.row_id,
+                "base_id": one.row_id,
+                "suspect": row.suspect,
+                "reasons": row.reasons,
+            }
+            for row in runs.itertuples()
+        ]
+    return (
+        pd.DataFrame(points).sort_values(["workload", "series", "devices"], kind="stable")
+        if points
+        else pd.DataFrame(points)
+    )
 
 
 MODES = {
@@ -163,15 +187,21 @@ def overview(host: str, kind: str, curves: pd.DataFrame) -> list[Finding]:
         f"- {r.label}: {r.gain:.2f}× ({percent(r.efficiency)} efficiency, {r.mode} scaling)"
         for r in at_top.itertuples()
     ]
-    return [finding(
-        "multi-gpu", [host, kind, "scaling"], f"Scaling over {kind.upper()} devices on {host}",
-        f"On {host}, {members(kind, top)} do {', and '.join(said)}.",
-        explanation="\n".join(lines), chart=chart,
-        numbers={"devices": top, "device_kind": kind},
-        evidence=[*curves["row_id"], *curves["base_id"]], workload=DDP,
-        scope={"hosts": [host], "workloads": sorted(set(curves["workload"]))},
-        strength="strong" if is_accelerator(kind) else "moderate",
-    )]  # fmt: skip
+    return [
+        finding(
+            "multi-gpu",
+            [host, kind, "scaling"],
+            f"Scaling over {kind.upper()} devices on {host}",
+            f"On {host}, {members(kind, top)} do {', and '.join(said)}.",
+            explanation="\n".join(lines),
+            chart=chart,
+            numbers={"devices": top, "device_kind": kind},
+            evidence=[*curves["row_id"], *curves["base_id"]],
+            workload=DDP,
+            scope={"hosts": [host], "workloads": sorted(set(curves["workload"]))},
+            strength="strong" if is_accelerator(kind) else "moderate",
+        )
+    ]
 
 
 def _span(points: pd.DataFrame) -> str:
@@ -194,24 +224,35 @@ def scaling_findings(curves: pd.DataFrame) -> list[Finding]:
         mode = points["mode"].iloc[0]
         first = points.iloc[0]
         suspect = points["suspect"].astype(bool)
-        flagged = ("Suspect: flagged at the largest world size (see More). "
-                   if suspect[points["devices"] == top].any() else "")  # fmt: skip
-        out.append(finding(
-            "multi-gpu", [first.host, first.kind, workload, series],
-            f"{METHOD[workload]} scaling: {series}",
-            f"{flagged}On {first.host}, {METHOD[workload]} training ({series}) on "
-            f"{members(str(first.kind), top)} runs at "
-            f"{percent(effs[top])} scaling efficiency ({mode} scaling): they do "
-            f"{effs[top] * top:.2f}× the work of one per second.",
-            explanation="\n".join(f"- {plural(n, 'device')}: {percent(e)}"
-                                   for n, e in sorted(effs.items()))
-            + "".join(f"\n- Suspect at {plural(int(r.devices), 'device')} "
-                      f"({reasons_text(r.reasons)})."
-                      for r in points[suspect].itertuples()),
-            numbers={"efficiency": effs, "scaling": mode, "device_kind": first.kind},
-            evidence=[*points["row_id"], first.base_id], workload=workload,
-            scope={"hosts": [first.host], "workloads": [workload]}, strength="moderate",
-        ))  # fmt: skip
+        flagged = (
+            "Suspect: flagged at the largest world size (see More). "
+            if suspect[points["devices"] == top].any()
+            else ""
+        )
+        out.append(
+            finding(
+                "multi-gpu",
+                [first.host, first.kind, workload, series],
+                f"{METHOD[workload]} scaling: {series}",
+                f"{flagged}On {first.host}, {METHOD[workload]} training ({series}) on "
+                f"{members(str(first.kind), top)} runs at "
+                f"{percent(effs[top])} scaling efficiency ({mode} scaling): they do "
+                f"{effs[top] * top:.2f}× the work of one per second.",
+                explanation="\n".join(
+                    f"- {plural(n, 'device')}: {percent(e)}" for n, e in sorted(effs.items())
+                )
+                + "".join(
+                    f"\n- Suspect at {plural(int(r.devices), 'device')} "
+                    f"({reasons_text(r.reasons)})."
+                    for r in points[suspect].itertuples()
+                ),
+                numbers={"efficiency": effs, "scaling": mode, "device_kind": first.kind},
+                evidence=[*points["row_id"], first.base_id],
+                workload=workload,
+                scope={"hosts": [first.host], "workloads": [workload]},
+                strength="moderate",
+            )
+        )
     return out
 
 
@@ -241,7 +282,9 @@ def _memory(host: str, kind: str, model: str, same: pd.DataFrame, base: Any) -> 
     ]
     data = same.assign(method=same["workload"].map(METHOD), devices=same["n"].astype(str))
     return finding(
-        "multi-gpu", [host, kind, model, "memory"], f"Memory per device over {top} devices ({model})",
+        "multi-gpu",
+        [host, kind, model, "memory"],
+        f"Memory per device over {top} devices ({model})",
         f"On {host}, training ({model}) on {members(kind, top)} needs at peak per device: "
         f"{'; '.join(parts)}, against {bytes_text(base.peak)} with DDP on one device.",
         explanation="Peak memory allocated by PyTorch on the busiest device (the slowest rank's "
@@ -249,11 +292,15 @@ def _memory(host: str, kind: str, model: str, same: pd.DataFrame, base: Any) -> 
         "(strong scaling), so the per-device batch shrinks too; FSDP also shards the weights, "
         "gradients and optimizer state, the pipeline splits the layers.",
         chart=bar_chart(data, "method", "peak", "devices", "Peak memory per device (bytes)"),
-        numbers={"devices": top, "ddp_one_device_bytes": base.peak,
-                 "peak_bytes": {METHOD[r.workload]: r.peak for r in at_top.itertuples()}},
-        evidence=[base.row_id, *same["row_id"]], workload=FSDP,
+        numbers={
+            "devices": top,
+            "ddp_one_device_bytes": base.peak,
+            "peak_bytes": {METHOD[r.workload]: r.peak for r in at_top.itertuples()},
+        },
+        evidence=[base.row_id, *same["row_id"]],
+        workload=FSDP,
         scope={"hosts": [host], "workloads": sorted(set(same["workload"]))},
-    )  # fmt: skip
+    )
 
 
 def allreduce_findings(group: pd.DataFrame) -> list[Finding]:
@@ -282,16 +329,25 @@ def allreduce_findings(group: pd.DataFrame) -> list[Finding]:
     for n, same in rows.groupby("n", sort=True):
         largest = same.sort_values("message").iloc[-1]
         best = same.sort_values("busbw").iloc[-1]
-        out.append(finding(
-            "multi-gpu", [host, kind, n, "allreduce"], f"All-reduce bandwidth, {n} ranks",
-            f"All-reduce between {n} {kind.upper()} ranks on {host} moves "
-            f"{largest.busbw:.3g} GB/s of bus bandwidth at {bytes_text(largest.message)} messages "
-            f"(best {best.busbw:.3g} GB/s, at {bytes_text(best.message)}).",
-            explanation="Bus bandwidth = message bytes / time × 2(n−1)/n, as nccl-tests defines "
-            "it: comparable across rank counts, and against the link's own bandwidth.",
-            chart=chart if n == widest else None, numbers={"busbw_gbps": largest.busbw, "best_busbw_gbps": best.busbw,
-                                  "world_size": int(n)},
-            evidence=same["row_id"], workload=ALLREDUCE,
-            scope={"hosts": [host], "workloads": [ALLREDUCE]},
-        ))  # fmt: skip
+        out.append(
+            finding(
+                "multi-gpu",
+                [host, kind, n, "allreduce"],
+                f"All-reduce bandwidth, {n} ranks",
+                f"All-reduce between {n} {kind.upper()} ranks on {host} moves "
+                f"{largest.busbw:.3g} GB/s of bus bandwidth at {bytes_text(largest.message)} messages "
+                f"(best {best.busbw:.3g} GB/s, at {bytes_text(best.message)}).",
+                explanation="Bus bandwidth = message bytes / time × 2(n−1)/n, as nccl-tests defines "
+                "it: comparable across rank counts, and against the link's own bandwidth.",
+                chart=chart if n == widest else None,
+                numbers={
+                    "busbw_gbps": largest.busbw,
+                    "best_busbw_gbps": best.busbw,
+                    "world_size": int(n),
+                },
+                evidence=same["row_id"],
+                workload=ALLREDUCE,
+                scope={"hosts": [host], "workloads": [ALLREDUCE]},
+            )
+        )
     return out

@@ -13,7 +13,10 @@ from __future__ import annotations
 import functools
 
 import pandas as pd
-from benchsite.plugins._shared.findings import (
+
+from benchsite import Analysis, Finding, hookimpl
+from benchsite.tables import Tables
+from benchsite.toolkit.findings import (
     RUN_GPU,
     answered,
     case_text,
@@ -27,9 +30,6 @@ from benchsite.plugins._shared.findings import (
     unanswered,
     with_case,
 )
-
-from benchsite import Analysis, Finding, hookimpl
-from benchsite.tables import Tables
 
 KIND = "recommendation"
 VERB = {"training": "Train", "inference": "Run inference of", "other": "Run"}
@@ -54,12 +54,20 @@ def device_choice(tables: Tables) -> list[Finding]:
     """Per workload and GPU: where to run it, from the crossover and the best usable speedup."""
     table = speedups_of(tables)
     if table.empty:
-        return [unanswered(KIND, "measure-a-gpu", "Measure a GPU before choosing one",
-                           "This store holds no GPU result, so it cannot recommend a device.",
-                           RUN_GPU)]
-    crossings = {(c.host, c.gpu_label, c.workload, crossover_case(c)): c
-                 for c in tables.crossovers.itertuples()
-                 if not c.include_transfer and not c.suspect}
+        return [
+            unanswered(
+                KIND,
+                "measure-a-gpu",
+                "Measure a GPU before choosing one",
+                "This store holds no GPU result, so it cannot recommend a device.",
+                RUN_GPU,
+            )
+        ]
+    crossings = {
+        (c.host, c.gpu_label, c.workload, crossover_case(c)): c
+        for c in tables.crossovers.itertuples()
+        if not c.include_transfer and not c.suspect
+    }
     table = table[~table["include_transfer"]]
     out = []
     for (host, gpu, workload), group in table.groupby(["host", "gpu_label", "workload"]):
@@ -70,8 +78,9 @@ def device_choice(tables: Tables) -> list[Finding]:
     return out
 
 
-def _device_advice(group: pd.DataFrame, best: pd.Series, crossing: object,
-                   in_bytes: bool = False) -> Finding:
+def _device_advice(
+    group: pd.DataFrame, best: pd.Series, crossing: object, in_bytes: bool = False
+) -> Finding:
     verb = VERB[kind_of_workload(str(best.workload))]
     skip = [str(best.axis), "include_transfer"]
     target = with_case(str(best.workload), case_text(best.params, skip=skip, in_bytes=in_bytes))
@@ -79,21 +88,33 @@ def _device_advice(group: pd.DataFrame, best: pd.Series, crossing: object,
     evidence = list(group["cpu_row"]) + list(group["gpu_row"])
     outcome = getattr(crossing, "outcome", None)
     if best.high < 1 or outcome == "cpu-always":
-        text = (f"Keep {target} on the CPU: the {best.gpu_label} is slower in every measured case "
-                f"(at best {ratio(best.speedup)}).")
+        text = (
+            f"Keep {target} on the CPU: the {best.gpu_label} is slower in every measured case "
+            f"(at best {ratio(best.speedup)})."
+        )
     elif outcome == "crosses":
         axis, below, above = crossing.axis, crossing.below, crossing.above  # type: ignore[attr-defined]
         size = functools.partial(number_text, in_bytes=in_bytes and axis == "size")
-        text = (f"{verb} {target} on the {best.gpu_label} from {axis} {size(above[0])} up "
-                f"(the smallest measured {axis} where it wins): up to {gain} faster. At {axis} "
-                f"{size(below[0])} and below the CPU is as fast or faster (there the GPU is "
-                f"{faster(below[1])}).")
+        text = (
+            f"{verb} {target} on the {best.gpu_label} from {axis} {size(above[0])} up "
+            f"(the smallest measured {axis} where it wins): up to {gain} faster. At {axis} "
+            f"{size(below[0])} and below the CPU is as fast or faster (there the GPU is "
+            f"{faster(below[1])})."
+        )
     else:
-        text = (f"{verb} {target} on the {best.gpu_label}: {gain} faster in the best case "
-                f"({case_text(best.params, in_bytes=in_bytes)})" + _limit(group, in_bytes) + ".")
-    return answered(KIND, f"device-{best.host}-{best.device}-{best.workload}",
-                    f"{best.workload}: which device", text, evidence, workload=str(best.workload),
-                    strength="strong")  # its limits are said once, on the page
+        text = (
+            f"{verb} {target} on the {best.gpu_label}: {gain} faster in the best case "
+            f"({case_text(best.params, in_bytes=in_bytes)})" + _limit(group, in_bytes) + "."
+        )
+    return answered(
+        KIND,
+        f"device-{best.host}-{best.device}-{best.workload}",
+        f"{best.workload}: which device",
+        text,
+        evidence,
+        workload=str(best.workload),
+        strength="strong",
+    )  # its limits are said once, on the page
 
 
 def _limit(group: pd.DataFrame, in_bytes: bool) -> str:

@@ -13,8 +13,11 @@ import functools
 from collections.abc import Callable
 
 import pandas as pd
-from benchsite.plugins._shared.charts import ratio_chart
-from benchsite.plugins._shared.findings import (
+
+from benchsite import Analysis, Finding, hookimpl
+from benchsite.tables import Tables
+from benchsite.toolkit.charts import ratio_chart
+from benchsite.toolkit.findings import (
     case_text,
     faster,
     finding,
@@ -26,9 +29,6 @@ from benchsite.plugins._shared.findings import (
     suspect_lines,
     transfer_text,
 )
-
-from benchsite import Analysis, Finding, hookimpl
-from benchsite.tables import Tables
 
 NO_GPU_ADVICE = (
     "Run `benchsite run` on a machine with a CUDA GPU (or Apple MPS) into the same store, then "
@@ -52,8 +52,10 @@ def speedup_findings(tables: Tables) -> list[Finding]:
     if table.empty:
         return [no_gpu_finding(tables)]
     groups = table.groupby(["host", "device", "workload"], sort=True)
-    return [workload_speedup(group, str(workload) in tables.byte_sized)
-            for (_, _, workload), group in groups]
+    return [
+        workload_speedup(group, str(workload) in tables.byte_sized)
+        for (_, _, workload), group in groups
+    ]
 
 
 def no_gpu_finding(tables: Tables) -> Finding:
@@ -89,8 +91,7 @@ def workload_speedup(group: pd.DataFrame, in_bytes: bool = False) -> Finding:
     lines = [
         f"- Best case, {words(best.params)}: {ratio_ci(best.speedup, best.low, best.high)} "
         f"({seconds_text(best.cpu_median_s)} on the CPU vs {seconds_text(best.gpu_median_s)}).",
-        f"- Worst case, {words(worst.params)}: "
-        f"{ratio_ci(worst.speedup, worst.low, worst.high)}.",
+        f"- Worst case, {words(worst.params)}: {ratio_ci(worst.speedup, worst.low, worst.high)}.",
         f"- Precision: {_precisions(group)} on both devices; {_transfers(group)}.",
         *suspect_lines(group, in_bytes),
     ]
@@ -107,26 +108,36 @@ def workload_speedup(group: pd.DataFrame, in_bytes: bool = False) -> Finding:
             "devices": [first.gpu_label, first.cpu_label],
             "workloads": [first.workload],
         },
-        strength=strength_of_ratio(best.low, best.high, len(ranked)) if not usable.empty
+        strength=strength_of_ratio(best.low, best.high, len(ranked))
+        if not usable.empty
         else "weak",
         chart=_chart(group),
         workload=first.workload,
     )
 
 
-def headline(first: pd.Series, best: pd.Series, worst: pd.Series, cases: int,
-             words: Callable[..., str] = case_text) -> str:
+def headline(
+    first: pd.Series,
+    best: pd.Series,
+    worst: pd.Series,
+    cases: int,
+    words: Callable[..., str] = case_text,
+) -> str:
     """One sentence: how much faster, on which devices, best and worst case."""
     where = f"On {first.host}, {first.workload} runs"
     devices = f"on the {first.gpu_label} than on the {first.cpu_label}"
     if cases == 1:
         return f"{where} {faster(best.speedup)} {devices}."
     if worst.speedup >= 1:
-        return (f"{where} {ratio(worst.speedup)} to {ratio(best.speedup)} faster {devices} "
-                f"({cases} cases; best: {words(best.params)}).")
+        return (
+            f"{where} {ratio(worst.speedup)} to {ratio(best.speedup)} faster {devices} "
+            f"({cases} cases; best: {words(best.params)})."
+        )
     if best.speedup < 1:
-        return (f"{where} slower {devices} in all {cases} cases "
-                f"({ratio(1 / best.speedup)} to {faster(worst.speedup)}).")
+        return (
+            f"{where} slower {devices} in all {cases} cases "
+            f"({ratio(1 / best.speedup)} to {faster(worst.speedup)})."
+        )
     return (
         f"{where} up to {faster(best.speedup)} {devices} ({words(best.params)}), but in its "
         f"worst case ({words(worst.params)}) the GPU is {faster(worst.speedup)}."
@@ -144,30 +155,44 @@ def _transfers(group: pd.DataFrame) -> str:
     return transfer_text({"include_transfer": values == {True}})
 
 
-def _numbers(group: pd.DataFrame, best: pd.Series, worst: pd.Series,
-             words: Callable[..., str]) -> dict[str, object]:
+def _numbers(
+    group: pd.DataFrame, best: pd.Series, worst: pd.Series, words: Callable[..., str]
+) -> dict[str, object]:
     return {
-        "suspect": {row: list(reasons) for row, reasons, flagged in
-                    zip(group["gpu_row"], group["reasons"], group["suspect"], strict=True)
-                    if flagged},
-        "best_speedup": best.speedup, "best_ci": [best.low, best.high],
+        "suspect": {
+            row: list(reasons)
+            for row, reasons, flagged in zip(
+                group["gpu_row"], group["reasons"], group["suspect"], strict=True
+            )
+            if flagged
+        },
+        "best_speedup": best.speedup,
+        "best_ci": [best.low, best.high],
         "best_case": words(best.params),
-        "worst_speedup": worst.speedup, "worst_ci": [worst.low, worst.high],
+        "worst_speedup": worst.speedup,
+        "worst_ci": [worst.low, worst.high],
         "worst_case": words(worst.params),
-        "cases": len(group), "precisions": sorted(set(group["precision"])),
+        "cases": len(group),
+        "precisions": sorted(set(group["precision"])),
         "include_transfer": sorted(bool(v) for v in set(group["include_transfer"])),
-    }  # fmt: skip
+    }
 
 
 def _chart(group: pd.DataFrame) -> object:
     if group["axis_value"].isna().any():
         return None
-    data = pd.DataFrame({
-        "x": group["axis_value"], "value": group["speedup"], "low": group["low"],
-        "high": group["high"],
-        "case": [case_text(p, skip=[str(a)]) for p, a in zip(group["params"], group["axis"],
-                                                                 strict=True)],
-    })  # fmt: skip
+    data = pd.DataFrame(
+        {
+            "x": group["axis_value"],
+            "value": group["speedup"],
+            "low": group["low"],
+            "high": group["high"],
+            "case": [
+                case_text(p, skip=[str(a)])
+                for p, a in zip(group["params"], group["axis"], strict=True)
+            ],
+        }
+    )
     axis = str(group["axis"].iloc[0])
     chart = ratio_chart(data.rename(columns={"x": axis}), axis, "GPU speedup over CPU", "case")
     return chart

@@ -16,7 +16,9 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
 
-from benchsite.plugins._shared.findings import (
+from benchsite import Analysis, Finding, hookimpl
+from benchsite.tables import Tables
+from benchsite.toolkit.findings import (
     TECHNIQUES,
     answered,
     case_words,
@@ -35,13 +37,9 @@ from benchsite.plugins._shared.findings import (
     technique_label,
     technique_table,
 )
-
-from benchsite import Analysis, Finding, hookimpl
-from benchsite.tables import Tables
 from benchsite.units import plural
 
 WORTH_IT = 1.2  # a technique is recommended when it makes the work at least this much faster
-
 
 
 @dataclass(frozen=True)
@@ -90,13 +88,21 @@ def effect(name: str, item: Any) -> Effect:
     saved_time = item.baseline_median_s - item.median_s
     breakeven = compile_s / saved_time if compile_s and saved_time > 0 else None
     return Effect(
-        technique=name, value=item.value, host=str(item.host),
+        technique=name,
+        value=item.value,
+        host=str(item.host),
         device=device_label(SimpleNamespace(device=item.device, device_model=item.device_model)),
-        workload=str(item.workload), case=str(item.case), speedup=item.speedup, low=item.low,
-        high=item.high, memory_saved=memory_saved(item), compile_s=compile_s,
-        breakeven_calls=breakeven, evidence=(str(item.baseline_row), str(item.row_id)),
+        workload=str(item.workload),
+        case=str(item.case),
+        speedup=item.speedup,
+        low=item.low,
+        high=item.high,
+        memory_saved=memory_saved(item),
+        compile_s=compile_s,
+        breakeven_calls=breakeven,
+        evidence=(str(item.baseline_row), str(item.row_id)),
         reasons=tuple(item.reasons),
-    )  # fmt: skip
+    )
 
 
 def technique_findings(tables: Tables) -> list[Finding]:
@@ -112,9 +118,9 @@ def technique_findings(tables: Tables) -> list[Finding]:
 # and checkpointing compute the same result (up to floating-point order), so carry no such limit
 ACCURACY_LIMIT = {
     "precision": "Limit: lower precision can change the model's results; check its accuracy "
-                 "yourself (benchsite measures speed, not model quality).",
+    "yourself (benchsite measures speed, not model quality).",
     "sparsity": "Limit: pruning removes weights and changes the model's results; check its "
-                "accuracy yourself (benchsite measures speed, not model quality).",
+    "accuracy yourself (benchsite measures speed, not model quality).",
 }
 
 
@@ -130,19 +136,25 @@ def technique_advice(items: list[Effect]) -> Finding | None:
     if best.low >= WORTH_IT:
         name = technique_label(head.technique, best.value)
         return answered(
-            "recommendation", f"technique-{head.technique}-{best.value}-{head.device}-"
-            f"{head.workload}", f"{head.workload}: use {name} on the {head.device}",
+            "recommendation",
+            f"technique-{head.technique}-{best.value}-{head.device}-{head.workload}",
+            f"{head.workload}: use {name} on the {head.device}",
             f"Use {name} for {head.workload} on the {head.device}: {summary(usable)}.",
-            evidence, workload=head.workload, explanation=ACCURACY_LIMIT.get(head.technique, ""),
-        )  # fmt: skip
+            evidence,
+            workload=head.workload,
+            explanation=ACCURACY_LIMIT.get(head.technique, ""),
+        )
     if head.technique == "checkpointing" and memory and max(memory) > 0.1:
         return answered(
-            "recommendation", f"technique-checkpointing-{head.device}-{head.workload}",
+            "recommendation",
+            f"technique-checkpointing-{head.device}-{head.workload}",
             f"{head.workload}: gradient checkpointing only when memory is short",
             f"Use gradient checkpointing for {head.workload} on the {head.device} only when the "
             f"batch does not fit: it saves {percent(max(memory))} of peak memory but makes the "
-            f"step {summary(usable)}.", evidence, workload=head.workload,
-        )  # fmt: skip
+            f"step {summary(usable)}.",
+            evidence,
+            workload=head.workload,
+        )
     return None
 
 
@@ -184,18 +196,22 @@ def _finding(items: list[Effect], in_bytes: bool) -> Finding:
         f"{head.workload}: {name} on the {head.device}",
         answer,
         explanation=_table(items, in_bytes),
-        numbers={"technique": head.technique, "value": head.value,
-                 "median_speedup": sorted(e.speedup for e in ranked)[len(ranked) // 2],
-                 "suspect": not usable,
-                 "best_speedup": best.speedup, "best_ci": [best.low, best.high],
-                 "memory_saved": _typical([e.memory_saved for e in ranked]),
-                 "compile_s": _typical([e.compile_s for e in ranked]),
-                 "breakeven_calls": _typical([e.breakeven_calls for e in ranked])},
+        numbers={
+            "technique": head.technique,
+            "value": head.value,
+            "median_speedup": sorted(e.speedup for e in ranked)[len(ranked) // 2],
+            "suspect": not usable,
+            "best_speedup": best.speedup,
+            "best_ci": [best.low, best.high],
+            "memory_saved": _typical([e.memory_saved for e in ranked]),
+            "compile_s": _typical([e.compile_s for e in ranked]),
+            "breakeven_calls": _typical([e.breakeven_calls for e in ranked]),
+        },
         evidence=[row for e in items for row in e.evidence],
         scope={"hosts": [head.host], "devices": [head.device], "workloads": [head.workload]},
         strength=strength_of_ratio(best.low, best.high, len(ranked)) if usable else "weak",
         workload=head.workload,
-    )  # fmt: skip
+    )
 
 
 def _typical(values: list[float | None]) -> float | None:
@@ -211,8 +227,11 @@ def _extras(items: list[Effect]) -> str:
         parts.append(f"Peak memory {memory_change(saved)} (typical case).")
     if compile_s is not None:
         breakeven = _typical([e.breakeven_calls for e in items])
-        payback = (f"paid back after about {breakeven:,.0f} calls" if breakeven is not None
-                   else "never paid back, since the compiled step is not faster")
+        payback = (
+            f"paid back after about {breakeven:,.0f} calls"
+            if breakeven is not None
+            else "never paid back, since the compiled step is not faster"
+        )
         parts.append(f"Compiling takes {seconds_text(compile_s)}, {payback}.")
     return " ".join(parts)
 
@@ -221,7 +240,9 @@ def _table(items: list[Effect], in_bytes: bool) -> str:
     lines = ["| case | speed ratio (95% CI) | peak memory |", "|---|---|---|"]
     for e in items:
         memory = memory_change(e.memory_saved) if e.memory_saved is not None else "not measured"
-        lines.append(f"| {case_words(e.case, in_bytes)} | {ratio_ci(e.speedup, e.low, e.high)} | {memory} |")
+        lines.append(
+            f"| {case_words(e.case, in_bytes)} | {ratio_ci(e.speedup, e.low, e.high)} | {memory} |"
+        )
     lines.append("")
     lines.append(
         "Speed ratio = baseline median time / technique median time (above 1× the technique "

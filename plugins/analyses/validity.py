@@ -32,7 +32,9 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from benchsite.plugins._shared.findings import (
+
+from benchsite import Analysis, Finding, hookimpl
+from benchsite.toolkit.findings import (
     ACCELERATOR_KINDS,
     decoded,
     finding,
@@ -40,8 +42,6 @@ from benchsite.plugins._shared.findings import (
     precision_of,
     without,
 )
-
-from benchsite import Analysis, Finding, hookimpl
 
 NOISY_IQR = 0.10
 LAUNCH_BOUND_S = 20e-6
@@ -75,7 +75,7 @@ FLAG_TEXT = {
     "again: the interval spans both levels",
     "busy": "other processes used the machine's cores while it was measured",
 }
-BUSY_SHARE = 0.10  # others' use of the cores, as benchsite.busy judges the machine
+BUSY_SHARE = 0.10  # others' use of the cores, as benchsite.measure.busy judges the machine
 
 
 @hookimpl
@@ -115,8 +115,10 @@ class Checked:
         ok = (rows["status"] == "ok").to_numpy(bool)
         kind = rows["device_kind"].astype(str)
         params, devices = _distinct(rows["params"]), _distinct(rows["device_info"])
-        numbers = {name: _column_numbers(rows[name]) if name in rows
-                   else np.full(len(rows), np.nan) for name in NUMBER_COLUMNS}  # fmt: skip
+        numbers = {
+            name: _column_numbers(rows[name]) if name in rows else np.full(len(rows), np.nan)
+            for name in NUMBER_COLUMNS
+        }
         numbers["busy_before"], numbers["host_cpus"] = _machine(rows)
         for key in DEVICE_INFO:
             numbers[key] = _each(rows["dev"], devices, lambda dev, key=key: _number(dev.get(key)))
@@ -146,8 +148,15 @@ class Checked:
 
 TRANSFER = ("include_transfer",)
 NUMBER_COLUMNS = (
-    "tflops", "gbps", "bytes", "median_s", "iqr_s", "threads", "stationary", "world_size",
-)  # fmt: skip
+    "tflops",
+    "gbps",
+    "bytes",
+    "median_s",
+    "iqr_s",
+    "threads",
+    "stationary",
+    "world_size",
+)
 DEVICE_INFO = (
     "logical_cpus",
     "l3_cache_bytes",
@@ -156,9 +165,11 @@ DEVICE_INFO = (
     "usable_cpus",
 )
 METRICS = (
-    "nvml.throttle_reasons", "nvml.sm_clock_mean_mhz", "cpu.system_util_mean",
+    "nvml.throttle_reasons",
+    "nvml.sm_clock_mean_mhz",
+    "cpu.system_util_mean",
     "cpu.process_util_mean",
-)  # fmt: skip
+)
 
 
 def row_flags(checked: Checked) -> list[tuple[str, ...]]:
@@ -170,8 +181,10 @@ def row_flags(checked: Checked) -> list[tuple[str, ...]]:
         hits |= (check(checked) & checked.ok).astype(np.int64) << bit
     masks, each = np.unique(hits, return_inverse=True)
     tuples = np.empty(len(masks), dtype=object)
-    tuples[:] = [tuple(code for bit, (code, _) in enumerate(CHECKS) if mask >> bit & 1)
-                 for mask in masks.tolist()]  # fmt: skip
+    tuples[:] = [
+        tuple(code for bit, (code, _) in enumerate(CHECKS) if mask >> bit & 1)
+        for mask in masks.tolist()
+    ]
     return tuples[each.reshape(-1)].tolist()
 
 
@@ -215,7 +228,7 @@ def _metrics(rows: pd.DataFrame) -> dict[str, np.ndarray]:
     whose metrics mention NVML are looked into."""
     out = {key: np.full(len(rows), np.nan) for key in METRICS}
     text = rows["metrics"].astype(str)
-    mentioned = (text.str.contains("nvml.", regex=False) | text.str.contains("cpu.", regex=False))
+    mentioned = text.str.contains("nvml.", regex=False) | text.str.contains("cpu.", regex=False)
     mentioned = mentioned.to_numpy(bool)
     metrics = rows["m"].to_numpy(object)
     for row in np.flatnonzero(mentioned):
@@ -314,8 +327,9 @@ def _busy(c: Checked) -> np.ndarray:
     """Busy before the run, or others' CPU use during the samples (system use over every
     logical CPU, less this process's own) above :data:`BUSY_SHARE` of the cores (at least half
     a core); a distributed case's other ranks are its own, so it is judged before the run only."""
-    cores = np.where(np.isnan(c.numbers["logical_cpus"]), c.numbers["host_cpus"],
-                     c.numbers["logical_cpus"])  # fmt: skip
+    cores = np.where(
+        np.isnan(c.numbers["logical_cpus"]), c.numbers["host_cpus"], c.numbers["logical_cpus"]
+    )
     system, own = c.numbers["cpu.system_util_mean"], c.numbers["cpu.process_util_mean"]
     others = system / 100 * cores - own / 100
     alone = ~(c.numbers["world_size"] > 1)

@@ -19,9 +19,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from benchsite.plugins._shared.memory import PeakRss, current_rss_bytes
-
 from benchsite import Collector, Device, hookimpl
+from benchsite.toolkit.memory import PeakRss, current_rss_bytes
 
 _worker_baseline: list[int] = []
 

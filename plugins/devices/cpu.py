@@ -15,9 +15,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchsite.plugins._shared.fingerprint import fingerprint
-
 from benchsite import Device, Timer, hookimpl
+from benchsite.toolkit.fingerprint import fingerprint
 
 _EXTENSIONS = ("avx2", "avx512f", "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16", "amx_int8")
 

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchsite.plugins._shared.fingerprint import fingerprint
-
 from benchsite import Device, Timer, hookimpl
+from benchsite.toolkit.fingerprint import fingerprint
 
 
 class CudaEventTimer(Timer):

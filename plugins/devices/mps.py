@@ -11,9 +11,8 @@ import platform
 import time
 from typing import Any
 
-from benchsite.plugins._shared.fingerprint import fingerprint
-
 from benchsite import Device, Timer, hookimpl
+from benchsite.toolkit.fingerprint import fingerprint
 
 
 class MpsTimer(Timer):

@@ -30,7 +30,7 @@ def prepare_jinja_env(env: Any) -> None:
 
 
 def render(site: Site) -> list[RenderedPage]:
-    from benchsite.plugins._shared.pages import render_findings_page
+    from benchsite.toolkit.pages import render_findings_page
 
     return render_findings_page(
         site,

@@ -85,13 +85,17 @@ def leader_boards(table: pd.DataFrame) -> list[Board]:
     boards = []
     for (workload, kind), rows in table.groupby(["workload", "device_kind"], sort=True):
         lines = [
-            (int(r.rank), r.model, f"{r.host} {r.device}",
-             f"{format_seconds(r.median_s)} [{format_seconds(r.ci_low_s)}–"
-             f"{format_seconds(r.ci_high_s)}]",
-             format_number(r.rate, r.rate_unit) if r.rate_unit else "",
-             f"{r.versus_best:.0%}")
+            (
+                int(r.rank),
+                r.model,
+                f"{r.host} {r.device}",
+                f"{format_seconds(r.median_s)} [{format_seconds(r.ci_low_s)}–"
+                f"{format_seconds(r.ci_high_s)}]",
+                format_number(r.rate, r.rate_unit) if r.rate_unit else "",
+                f"{r.versus_best:.0%}",
+            )
             for r in rows.itertuples(index=False)
-        ]  # fmt: skip
+        ]
         boards.append(Board(str(workload), str(kind), str(rows["case"].iloc[0]), lines))
     return boards
 
@@ -112,11 +116,21 @@ def pair_data(table: pd.DataFrame, base: comparing.Side, new: comparing.Side) ->
     """One pair as the page's script reads it: a row per case and the hardware differences."""
     changes = {"slower": 1, "faster": -1, "same": 0}
     cases = [
-        [row.workload, _case(row), _device(row), _round(row.ratio), _round(row.low),
-         _round(row.high), format_seconds(row.median_base_s), format_seconds(row.median_new_s),
-         changes[row.change], int(row.suspect), int(row.same_hardware)]
+        [
+            row.workload,
+            _case(row),
+            _device(row),
+            _round(row.ratio),
+            _round(row.low),
+            _round(row.high),
+            format_seconds(row.median_base_s),
+            format_seconds(row.median_new_s),
+            changes[row.change],
+            int(row.suspect),
+            int(row.same_hardware),
+        ]
         for row in table.itertuples(index=False)
-    ]  # fmt: skip
+    ]
     return {"cases": cases, "hardware": comparing.hardware_differences(base, new)}
 
 

@@ -17,7 +17,7 @@ def register_pages() -> list[Page]:
 
 
 def render(site: Site) -> list[RenderedPage]:
-    from benchsite.plugins._shared.pages import render_findings_page
+    from benchsite.toolkit.pages import render_findings_page
 
     return render_findings_page(
         site,

@@ -74,8 +74,15 @@ def render(site: Site) -> list[RenderedPage]:
     devices = site.tables.devices
     ran = site.tables.rows[site.tables.rows["status"] != "skipped"]
     ran_on = set(zip(ran["host"].astype(str), ran["device"].astype(str), strict=True))
-    devices = devices[np.array([(str(h), str(d)) in ran_on for h, d in
-                                zip(devices["host"], devices["device"], strict=True)], dtype=bool)]
+    devices = devices[
+        np.array(
+            [
+                (str(h), str(d)) in ran_on
+                for h, d in zip(devices["host"], devices["device"], strict=True)
+            ],
+            dtype=bool,
+        )
+    ]
     names = fold.hardware_names(devices) if fold.is_fleet(site.results) else {}  # as overview
     hardware = devices["host"].astype(str).map(lambda host: names.get(host, host))
     peaks = fitting(_by_hardware(peaks, names)) if names else peaks
@@ -92,12 +99,13 @@ def _by_hardware(peaks: pd.DataFrame, names: dict[str, str]) -> pd.DataFrame:
     """The peaks of a fleet's hosts as their hardware's (:func:`benchsite.tables.fold.
     hardware_names`): each unit's best rate over the hosts of one hardware first."""
     named = peaks.assign(host=peaks["host"].astype(str).map(lambda host: names.get(host, host)))
-    return named.sort_values(["host", "device", "unit", "rate"], ascending=[1, 1, 1, 0],
-                             kind="stable")  # fmt: skip
+    return named.sort_values(
+        ["host", "device", "unit", "rate"], ascending=[1, 1, 1, 0], kind="stable"
+    )
 
 
 def _device(site: Site, row: Any, peaks: pd.DataFrame, host: str) -> DeviceView:
-    from benchsite.plugins._shared.findings import case_text
+    from benchsite.toolkit.findings import case_text
 
     mine = peaks[(peaks["host"] == host) & (peaks["device"] == row.device)]
     return DeviceView(
@@ -106,14 +114,17 @@ def _device(site: Site, row: Any, peaks: pd.DataFrame, host: str) -> DeviceView:
         model=str(row.device_model),
         fingerprint=str(row.fingerprint),
         last_seen=f"{row.timestamp:%Y-%m-%d %H:%M} UTC",
-        info=[(_key(key), _text(value), isinstance(value, list | dict))
-              for key, value in sorted(row.info.items())],
+        info=[
+            (_key(key), _text(value), isinstance(value, list | dict))
+            for key, value in sorted(row.info.items())
+        ],
         peaks=[
             PeakView(
                 workload=str(peak.workload),
                 rate=format_rate_in(peak.rate, str(peak.unit)),
-                params=case_text(peak.params_obj,
-                                 in_bytes=str(peak.workload) in site.tables.byte_sized),
+                params=case_text(
+                    peak.params_obj, in_bytes=str(peak.workload) in site.tables.byte_sized
+                ),
                 href=site.row_links[str(peak.row_id)].href,
             )
             for peak in mine.itertuples()
@@ -129,7 +140,8 @@ def fitting(peaks: pd.DataFrame) -> pd.DataFrame:
     order = {unit: index for index, unit in enumerate(SI_RATES)}
     ranked = peaks.assign(_order=peaks["unit"].map(order)).sort_values("_order", kind="stable")
     return ranked.drop_duplicates(["host", "device", "workload"]).sort_values(
-        ["host", "device", "workload"], kind="stable")
+        ["host", "device", "workload"], kind="stable"
+    )
 
 
 def _key(key: Any) -> str:

@@ -17,17 +17,24 @@ from benchsite import Page, RenderedPage, hookimpl
 from benchsite.units import format_ratio, param_words
 
 if TYPE_CHECKING:  # the site stack is imported when a site is built, not at start-up
-    from benchsite.plugins._shared.pages import (
+    from benchsite.site import ChartView, FindingView, Site
+    from benchsite.toolkit.pages import (
         Measured,
         WorkloadSummary,
     )
 
-    from benchsite.site import ChartView, FindingView, Site
-
 TOP_FINDINGS = 6
 # what a visitor asks first, one finding of each; other kinds only fill the remaining places
-HEADLINE_KINDS = ("speedup", "crossover", "multi-gpu", "memory", "batch-scaling", "technique",
-                  "cpu-threads", "energy-cost")  # fmt: skip
+HEADLINE_KINDS = (
+    "speedup",
+    "crossover",
+    "multi-gpu",
+    "memory",
+    "batch-scaling",
+    "technique",
+    "cpu-threads",
+    "energy-cost",
+)
 
 
 @dataclass(frozen=True)
@@ -67,21 +74,25 @@ def register_pages() -> list[Page]:
 
 
 def render(site: Site) -> list[RenderedPage]:
-    from benchsite.plugins._shared.pages import measured, what_to_run, workload_summaries
-
     from benchsite.site import charts
+    from benchsite.toolkit.pages import measured, what_to_run, workload_summaries
 
     table = site.tables.answers
     shown = table[table["speedup"].notna()]
-    findings = off_small_hosts(site, [f for f in site.findings
-                                      if f.kind not in ("recommendation", "faq", "claim")])
+    findings = off_small_hosts(
+        site, [f for f in site.findings if f.kind not in ("recommendation", "faq", "claim")]
+    )
     context = OverviewContext(
         measured=measured(site),
         answers=answer_rows(site, table),
         headline_chart=(
-            site.chart(charts.headline_chart(shown), "Speedup over the CPU per workload",
-                       chart_text(site, shown))
-            if not shown.empty else None
+            site.chart(
+                charts.headline_chart(shown),
+                "Speedup over the CPU per workload",
+                chart_text(site, shown),
+            )
+            if not shown.empty
+            else None
         ),
         missing_speedup=None
         if not table.empty
@@ -91,7 +102,8 @@ def render(site: Site) -> list[RenderedPage]:
         ),
         findings=site.finding_views(_top_findings(findings)),
         recommendations=site.finding_views(
-            _strongest(off_small_hosts(site, site.analysed.of_kind("recommendation")))),
+            _strongest(off_small_hosts(site, site.analysed.of_kind("recommendation")))
+        ),
         missing_findings=None
         if site.findings
         else (
@@ -107,13 +119,16 @@ def off_small_hosts(site: Site, findings: list) -> list:
     """``findings`` without those only about small or CI hosts
     (:attr:`benchsite.tables.Tables.small_hosts`), unless nothing else is left."""
     small = site.tables.small_hosts
-    kept = [f for f in findings if not set(f.scope.get("hosts", [])) or
-            set(f.scope.get("hosts", [])) - small]
+    kept = [
+        f
+        for f in findings
+        if not set(f.scope.get("hosts", [])) or set(f.scope.get("hosts", [])) - small
+    ]
     return kept or findings
 
 
 def _strongest(findings: list) -> list:
-    from benchsite.plugins._shared.pages import by_strength
+    from benchsite.toolkit.pages import by_strength
 
     return by_strength(findings)[:TOP_FINDINGS]
 
@@ -121,7 +136,7 @@ def _strongest(findings: list) -> list:
 def _top_findings(findings: list) -> list:
     """The strongest finding of each headline kind (six crossovers in a row would hide the
     rest of the answers), then the strongest of the others."""
-    from benchsite.plugins._shared.pages import by_strength
+    from benchsite.toolkit.pages import by_strength
 
     ranked = by_strength(findings)
     first_of: dict = {}
@@ -134,23 +149,27 @@ def _top_findings(findings: list) -> list:
 
 def answer_rows(site: Site, table: pd.DataFrame) -> list[AnswerRow]:
     """The one-screen answer, a row per workload and accelerator, in words."""
-    from benchsite.plugins._shared.findings import case_text
-
     from benchsite.tables.answers import PLAIN
+    from benchsite.toolkit.findings import case_text
 
     rows = []
     for row in table.itertuples():
         size = functools.partial(site.tables.value_text, row.workload, str(row.axis))
         # a baseline is said once, in the text above the table: "sparsity 0" names nothing
         plain = [k for k, v in PLAIN.items() if k != "precision" and row.params.get(k) == v]
-        rows.append(AnswerRow(
-            workload=str(row.workload), href=site.workload_path(str(row.workload)),
-            case=case_text(row.params, skip=[str(row.axis), *plain]),
-            device=str(row.series),
-            kernel=where_text(row, "kernel", size), copies=where_text(row, "copies", size),
-            speedup=_speedup_text(row), at=_at_text(row, size),
-            evidence=site.row_links[str(row.gpu_row)].href,
-        ))  # fmt: skip
+        rows.append(
+            AnswerRow(
+                workload=str(row.workload),
+                href=site.workload_path(str(row.workload)),
+                case=case_text(row.params, skip=[str(row.axis), *plain]),
+                device=str(row.series),
+                kernel=where_text(row, "kernel", size),
+                copies=where_text(row, "copies", size),
+                speedup=_speedup_text(row),
+                at=_at_text(row, size),
+                evidence=site.row_links[str(row.gpu_row)].href,
+            )
+        )
     return rows
 
 
@@ -189,9 +208,13 @@ def _at_text(row: Any, size: Callable[[Any], str]) -> str:
 
 
 def chart_text(site: Site, table: pd.DataFrame) -> str:
-    parts = [f"{row.workload} on {row.series}: {format_ratio(row.speedup)} (95% interval "
-             f"{format_ratio(row.low)}–{format_ratio(row.high)}) at {param_words(row.axis)} "
-             f"{site.tables.value_text(row.workload, str(row.axis), row.at_size)}"
-             for row in table.itertuples()]
-    return ("Speedup over the CPU of each workload's default case at its largest trustworthy "
-            "size. " + "; ".join(parts) + ".")
+    parts = [
+        f"{row.workload} on {row.series}: {format_ratio(row.speedup)} (95% interval "
+        f"{format_ratio(row.low)}–{format_ratio(row.high)}) at {param_words(row.axis)} "
+        f"{site.tables.value_text(row.workload, str(row.axis), row.at_size)}"
+        for row in table.itertuples()
+    ]
+    return (
+        "Speedup over the CPU of each workload's default case at its largest trustworthy "
+        "size. " + "; ".join(parts) + "."
+    )

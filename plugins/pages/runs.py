@@ -81,8 +81,10 @@ def render(site: Site) -> Iterator[RenderedPage]:
 
     table = site.tables.runs
     changes = {str(change.run_id): change for change in site.tables.run_changes.itertuples()}
-    rows = {str(run.run_id): run_row(site, run, changes.get(str(run.run_id)))
-            for run in table.itertuples()}  # fmt: skip
+    rows = {
+        str(run.run_id): run_row(site, run, changes.get(str(run.run_id)))
+        for run in table.itertuples()
+    }
     chart = site.chart(charts.runs_chart(table), "Runs over time", describe.runs_text(table))
     yield from runs_pages(site, list(rows.values()), chart)
     run_hrefs = {run_id: row.href for run_id, row in rows.items()}
@@ -116,10 +118,14 @@ def runs_pages(site: Site, runs: list[RunRow], chart: ChartView) -> list[Rendere
     paths = ["runs.html", *(f"runs-{n + 1}.html" for n in range(1, len(starts)))]
     parts = [(str(n + 1), path) for n, path in enumerate(paths)] if len(paths) > 1 else []
     return [
-        site.render("runs.html", path, RunsContext(
-            runs[start : start + RUNS_PER_PAGE], chart if n == 0 else None, parts), "runs")
+        site.render(
+            "runs.html",
+            path,
+            RunsContext(runs[start : start + RUNS_PER_PAGE], chart if n == 0 else None, parts),
+            "runs",
+        )
         for n, (start, path) in enumerate(zip(starts, paths, strict=True))
-    ]  # fmt: skip
+    ]
 
 
 def run_pages(site: Site, run: RunRow, table: CaseTable) -> list[RenderedPage]:

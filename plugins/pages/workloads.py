@@ -15,15 +15,14 @@ from benchsite.tables.rows import best_rate, metric_frame
 from benchsite.units import param_words
 
 if TYPE_CHECKING:  # the site stack is imported when a site is built, not at start-up
-    from benchsite.plugins._shared.pages import (
-        WorkloadSummary,
-    )
-
     from benchsite.site import (
         CaseTable,
         ChartView,
         FindingView,
         Site,
+    )
+    from benchsite.toolkit.pages import (
+        WorkloadSummary,
     )
 
 # the memory collector's metrics that the memory chart draws
@@ -69,7 +68,7 @@ def register_pages() -> list[Page]:
 
 
 def render(site: Site) -> list[RenderedPage]:
-    from benchsite.plugins._shared.pages import workload_summaries
+    from benchsite.toolkit.pages import workload_summaries
 
     index = WorkloadIndexContext(workload_summaries(site))
     pages = [site.render("workloads.html", "workloads/index.html", index, "workloads")]
@@ -86,9 +85,8 @@ def render(site: Site) -> list[RenderedPage]:
 def workload_context(
     site: Site, name: str, rows: pd.DataFrame, speed: pd.DataFrame, run_hrefs: dict[str, str]
 ) -> WorkloadContext:
-    from benchsite.plugins._shared.pages import PER_PAGE, by_strength, reproduce_commands
-
     from benchsite.site import WORKLOAD_TABLE_ROWS, CaseTable, case_table
+    from benchsite.toolkit.pages import PER_PAGE, by_strength, reproduce_commands
 
     registered = site.workloads.get(name)
     axis = str(rows["axis"].dropna().iloc[0]) if rows["axis"].notna().any() else ""
@@ -148,23 +146,28 @@ def by_design(rows: pd.DataFrame) -> str | None:
         return None
     reason = str(cpu["error"].dropna().iloc[0]) if cpu["error"].notna().any() else ""
     why = f" ({reason})" if reason else ""
-    return (f"No counterpart by design{why}: there is no CPU time to compare with. The "
-            "findings below compare its own variants.")
+    return (
+        f"No counterpart by design{why}: there is no CPU time to compare with. The "
+        "findings below compare its own variants."
+    )
 
 
-def _speedup(site: Site, speed: pd.DataFrame, axis: str, made: list, missing: list,
-             rows: pd.DataFrame) -> None:
-    from benchsite.plugins._shared.pages import what_to_run
-
+def _speedup(
+    site: Site, speed: pd.DataFrame, axis: str, made: list, missing: list, rows: pd.DataFrame
+) -> None:
     from benchsite.site import charts, describe
+    from benchsite.toolkit.pages import what_to_run
 
     swept = speed[speed["axis_value"].notna()]
     workload = set(swept["workload"])
     if swept.empty:
-        missing.append(by_design(rows) or (
-            "Speedup over the CPU: needs the same cases measured on a CPU and an "
-            "accelerator of one host. " + what_to_run(site)
-        ))
+        missing.append(
+            by_design(rows)
+            or (
+                "Speedup over the CPU: needs the same cases measured on a CPU and an "
+                "accelerator of one host. " + what_to_run(site)
+            )
+        )
         return
     crossings = site.tables.crossovers
     crossings = crossings[crossings["workload"].isin(workload)]

@@ -14,9 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from benchsite.plugins._shared.parallel import WORLD_SIZES, group_rank
-
 from benchsite import Case, Device, SkipCase, Workload, hookimpl
+from benchsite.toolkit.parallel import WORLD_SIZES, group_rank
 
 SIZES = [2**12, 2**20, 2**24, 2**27, 2**30]
 CPU_MAX_BYTES = 2**28  # gloo on the CPU: ~1 GB/s, larger messages only take longer

@@ -13,10 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchsite.plugins._shared.models import CNN_CLASSES, build_cnn
-from benchsite.plugins._shared.steps import ModelSpec, infer_case, train_case
-
 from benchsite import Case, Device, Workload, hookimpl
+from benchsite.toolkit.models import CNN_CLASSES, build_cnn
+from benchsite.toolkit.steps import ModelSpec, infer_case, train_case
 
 IMAGE = 224
 QUICK_IMAGE = 32

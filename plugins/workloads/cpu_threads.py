@@ -13,11 +13,11 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from benchsite.plugins._shared.steps import ModelSpec, infer_case
 from benchsite.plugins.workloads.matmul import setup_matmul
 from benchsite.plugins.workloads.mlp import setup_mlp_train
 
 from benchsite import Case, Device, SkipCase, Workload, hookimpl
+from benchsite.toolkit.steps import ModelSpec, infer_case
 
 OPS = ["matmul", "conv", "mlp-step"]
 

@@ -12,9 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchsite.plugins._shared.parallel import SIZED_BY_DEVICE, WORLD_SIZES, data_parallel_case
-
 from benchsite import Case, Device, Workload, hookimpl
+from benchsite.toolkit.parallel import SIZED_BY_DEVICE, WORLD_SIZES, data_parallel_case
 
 
 @hookimpl

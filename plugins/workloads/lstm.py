@@ -11,10 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchsite.plugins._shared.models import CLASSES, LSTM, build_lstm, lstm_forward_flops
-from benchsite.plugins._shared.steps import ModelSpec, infer_case
-
 from benchsite import Case, Device, Workload, hookimpl
+from benchsite.toolkit.models import CLASSES, LSTM, build_lstm, lstm_forward_flops
+from benchsite.toolkit.steps import ModelSpec, infer_case
 
 SEQ_LEN = 64
 

@@ -13,14 +13,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from benchsite.plugins._shared.precision import (
+from benchsite import Case, Device, SkipCase, Workload, hookimpl
+from benchsite.toolkit.precision import (
     apply_tf32,
     check_emulated_bf16,
     check_precision,
     tensor_dtype,
 )
-
-from benchsite import Case, Device, SkipCase, Workload, hookimpl
 
 SIZES = [16, 64, 256, 1024, 2048, 4096, 8192]
 TRANSFER_SIZES = [64, 256, 1024, 4096, 8192]

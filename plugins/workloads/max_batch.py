@@ -23,13 +23,13 @@ from __future__ import annotations
 import gc
 from typing import Any
 
-from benchsite.plugins._shared.memory import PeakRss, current_rss_bytes, release_free_memory
-from benchsite.plugins._shared.models import CNN_CLASSES, build_cnn
-from benchsite.plugins._shared.steps import make_optimizer, train_case
 from benchsite.plugins.workloads.cnn import cnn_spec
 
 from benchsite import Case, Device, SkipCase, Workload, hookimpl
-from benchsite.config import declare, value
+from benchsite.host.config import declare, value
+from benchsite.toolkit.memory import PeakRss, current_rss_bytes, release_free_memory
+from benchsite.toolkit.models import CNN_CLASSES, build_cnn
+from benchsite.toolkit.steps import make_optimizer, train_case
 
 GIB = 2**30
 BATCH_CAP = 2**20

@@ -4,23 +4,22 @@ The smallest realistic model. Its batch sweep shows where a GPU's parallelism st
 at batch 1 the step is a handful of small kernel launches and the CPU often wins; by a few
 hundred samples the GPU is usually far ahead. The technique variants at one batch answer what
 mixed precision, ``torch.compile`` and magnitude pruning buy on this model. FLOPs are analytic
-(see :func:`benchsite.plugins._shared.models.mlp_train_flops`), items are samples.
+(see :func:`benchsite.toolkit.models.mlp_train_flops`), items are samples.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from benchsite.plugins._shared.models import (
+from benchsite import Case, Device, Workload, hookimpl
+from benchsite.toolkit.models import (
     CLASSES,
     MLP_WIDTH,
     build_mlp,
     mlp_forward_flops,
     mlp_train_flops,
 )
-from benchsite.plugins._shared.steps import ModelSpec, infer_case, train_case
-
-from benchsite import Case, Device, Workload, hookimpl
+from benchsite.toolkit.steps import ModelSpec, infer_case, train_case
 
 BATCHES = [1, 16, 64, 256, 1024, 4096]
 TECHNIQUE_BATCH = 256

@@ -14,7 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from benchsite.plugins._shared.parallel import (
+from benchsite import Case, Device, SkipCase, Workload, hookimpl
+from benchsite.toolkit.parallel import (
     SIZED_BY_DEVICE,
     WORLD_SIZES,
     autocast,
@@ -29,8 +30,6 @@ from benchsite.plugins._shared.parallel import (
     train_flops,
     transformer_layers,
 )
-
-from benchsite import Case, Device, SkipCase, Workload, hookimpl
 
 
 @hookimpl

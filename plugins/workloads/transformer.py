@@ -13,10 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchsite.plugins._shared.models import CLASSES, TRANSFORMER, build_transformer
-from benchsite.plugins._shared.steps import ModelSpec, infer_case, train_case
-
 from benchsite import Case, Device, Workload, hookimpl
+from benchsite.toolkit.models import CLASSES, TRANSFORMER, build_transformer
+from benchsite.toolkit.steps import ModelSpec, infer_case, train_case
 
 BATCHES = [1, 8, 32]
 SEQ_LENS = [32, 256, 512]

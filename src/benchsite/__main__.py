@@ -1,5 +1,5 @@
 """``python -m benchsite``: the same as the ``benchsite`` command."""
 
-from benchsite.entry import main
+from benchsite.cli.entry import main
 
 main()

@@ -57,10 +57,24 @@ def describe_exception(exc: BaseException) -> str:
 
 
 # code whose frames say where an error surfaced, not where the mistake is
-LIBRARIES = frozenset({
-    "pandas", "numpy", "jinja2", "markupsafe", "altair", "vl_convert", "torch", "pyarrow",
-    "pluggy", "typer", "click", "rich", "scipy", "fsspec",
-})  # fmt: skip
+LIBRARIES = frozenset(
+    {
+        "pandas",
+        "numpy",
+        "jinja2",
+        "markupsafe",
+        "altair",
+        "vl_convert",
+        "torch",
+        "pyarrow",
+        "pluggy",
+        "typer",
+        "click",
+        "rich",
+        "scipy",
+        "fsspec",
+    }
+)
 ENGINE = Path(__file__).parent  # benchsite's own code; its built-in plugins/ are a plugin's
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
 PACKAGE_FOLDERS = ("site-packages", "dist-packages")
@@ -92,6 +106,8 @@ class PluginDeprecationWarning(DeprecationWarning):
 class StoreWarning(UserWarning):
     """A part of the results store was skipped (corrupt, truncated or foreign); the CLI prints it
     as one line, ``benchsite store check`` lists it."""
+
+
 class BuildFailed(BenchsiteError):
     """A part of the site (a page, an analysis) failed: nothing was published."""
 

@@ -100,7 +100,7 @@ def register_analyses() -> list[Analysis]:
 
     When: once per site build, after the store is read and prepared, one after another in the
     build's process. ``analyze`` is called with the arguments it names: ``results`` (the whole
-    prepared store as a data frame, :func:`benchsite.store.read_results`), ``tables`` (the
+    prepared store as a data frame, :func:`benchsite.store.parts.read_results`), ``tables`` (the
     build's :class:`benchsite.tables.Tables`: current, usable and suspect rows, speedups with
     their intervals, crossovers, scaling curves — computed once, shared by all) and
     ``findings`` (the findings of every analysis that takes no ``findings``; those run first).
@@ -131,7 +131,7 @@ def register_pages() -> list[Page]:
 
     When: once per site build, after the analyses ran (``site.findings`` holds every finding).
     Pages may render side by side in worker processes forked from the build
-    (:mod:`benchsite.site.processes`): a page must not rely on another page's side effects; its
+    (:mod:`benchsite._infra.pool`): a page must not rely on another page's side effects; its
     files and the charts it embeds come back to the build. A page that raises fails the build
     (nothing is published) unless ``--keep-going``.
     Returns: a list of :class:`benchsite.records.Page`; ``render(site)`` gets the

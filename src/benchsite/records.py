@@ -1,7 +1,7 @@
 """The small typed records that plugins return from hooks.
 
 Every hook in :mod:`benchsite.hookspecs` returns these (or lists of them), never loose dicts, so
-that the engine can check them in one place (:mod:`benchsite.registry`).
+that the engine can check them in one place (:mod:`benchsite.host.registry`).
 """
 
 from __future__ import annotations
@@ -99,7 +99,7 @@ class Workload:
     :class:`benchsite.errors.SkipCase`. ``distributed=True`` makes it a distributed workload:
     its ``world_size`` parameter (default 1) says how many ranks run ``setup`` and the case,
     one process each, inside a ``torch.distributed`` process group (see
-    :mod:`benchsite.distributed`).
+    :mod:`benchsite.measure.distributed.launch`).
     """
 
     name: str
@@ -127,7 +127,13 @@ def expand_grid(grid: Grid) -> Iterator[dict[str, Any]]:
             yield dict(zip(keys, values, strict=True))
 
 
-MERGE_RULES = ("max", "sum", "device_sum", "min", "or")  # how a collector metric combines over ranks
+MERGE_RULES = (
+    "max",
+    "sum",
+    "device_sum",
+    "min",
+    "or",
+)  # how a collector metric combines over ranks
 
 
 class CollectorUnavailable(Exception):
@@ -198,7 +204,7 @@ class Analysis:
     """An analysis plugin's entry: ``analyze`` turns the store into a list of :class:`Finding`
     (may be empty when the store holds nothing it can use). It is called with the arguments it
     names: ``results`` (the prepared data frame), ``tables`` (:class:`benchsite.tables.Tables`)
-    and ``findings`` (those of the analyses that take none); see :mod:`benchsite.analysis`.
+    and ``findings`` (those of the analyses that take none); see :mod:`benchsite.site.analyse`.
 
     ``group`` is deprecated and ignored (it scheduled analyses that shared a per-process cache;
     the tables are now computed once per build): still accepted, with a

@@ -6,7 +6,7 @@ seconds at a time), so an interval that assumes independent samples is too narro
 interval here (:func:`median_ci_correlated`) is the distribution-free order-statistic interval
 (exact for independent samples), widened to a batch-medians interval, which holds for
 correlated samples, where the samples are correlated. The moving-block resampling helpers serve the stationarity test
-(:mod:`benchsite.stationarity`).
+(:mod:`benchsite.measure.stationarity`).
 """
 
 from __future__ import annotations
@@ -226,8 +226,10 @@ def bootstrap_ratio_cis(
                 )
             continue
         rng = np.random.default_rng(seed)  # the draws bootstrap_ratio_ci makes, in its order
-        picks = (rng.choice(counts[0], (resamples, counts[0])),
-                 rng.choice(counts[1], (resamples, counts[1])))  # fmt: skip
+        picks = (
+            rng.choice(counts[0], (resamples, counts[0])),
+            rng.choice(counts[1], (resamples, counts[1])),
+        )
         for start in range(0, len(members), chunk):
             part = members[start : start + chunk]
             found = _ratio_cis([pairs[i] for i in part], picks, tail)

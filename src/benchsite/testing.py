@@ -5,7 +5,7 @@ real parts: a real plugin manager, a real Parquet store in a temporary folder, r
 site build. Each is documented in ``docs/plugins.md`` ("Testing your plugin"):
 
 - ``fake_device`` → :class:`~benchsite.records.Device`
-- ``benchsite_plugins(*specs, strict=False)`` → :class:`~benchsite.plugin_manager.Plugins`
+- ``benchsite_plugins(*specs, strict=False)`` → :class:`~benchsite.host.manager.Plugins`
 - ``results_dir`` → :class:`~pathlib.Path` (an empty store folder)
 - ``run_workloads(*names, **run_options)`` → ``(RunReport, DataFrame)``
 - ``site_from_rows(rows, **build_options)`` → ``(Path, BuildReport)``
@@ -23,11 +23,12 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from benchsite import registry, store
-from benchsite.plugin_manager import Plugins, load_plugins
+from benchsite.host import registry
+from benchsite.host.manager import Plugins, load_plugins
+from benchsite.measure.runner import RunOptions, RunReport, run_benchmarks
 from benchsite.plugins.devices.cpu import HostClockTimer
 from benchsite.records import Device
-from benchsite.runner import RunOptions, RunReport, run_benchmarks
+from benchsite.store import parts as store
 
 
 @pytest.fixture

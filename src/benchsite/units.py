@@ -195,8 +195,9 @@ def format_rate(row: Any) -> str:
 
 def format_rate_of(tflops: Any, gbps: Any, items: Any) -> str:
     """:func:`format_rate` of a row's three throughput values (:func:`rate_texts` of one row)."""
-    columns = (np.array([float(value) if _present(value) else math.nan])
-               for value in (tflops, gbps, items))  # fmt: skip
+    columns = (
+        np.array([float(value) if _present(value) else math.nan]) for value in (tflops, gbps, items)
+    )
     return str(rate_texts(*columns)[0])
 
 
@@ -239,11 +240,27 @@ def _present(value: Any) -> bool:
 
 
 # words for the tokens of a metric's name (`nvml.sm_clock_max_mhz`): acronyms and units
-_METRIC_WORDS = {"gpu": "GPU", "cpu": "CPU", "rss": "RSS", "sm": "SM", "nvml": "NVML",
-                 "fsdp": "FSDP", "util": "utilisation", "algbw": "algorithm bandwidth",
-                 "busbw": "bus bandwidth", "usd": "USD"}  # fmt: skip
-_METRIC_UNITS = {"j": "J", "w": "W", "c": "°C", "mhz": "MHz", "gbps": "GB/s", "bytes": "bytes",
-                 "s": "s"}  # fmt: skip
+_METRIC_WORDS = {
+    "gpu": "GPU",
+    "cpu": "CPU",
+    "rss": "RSS",
+    "sm": "SM",
+    "nvml": "NVML",
+    "fsdp": "FSDP",
+    "util": "utilisation",
+    "algbw": "algorithm bandwidth",
+    "busbw": "bus bandwidth",
+    "usd": "USD",
+}
+_METRIC_UNITS = {
+    "j": "J",
+    "w": "W",
+    "c": "°C",
+    "mhz": "MHz",
+    "gbps": "GB/s",
+    "bytes": "bytes",
+    "s": "s",
+}
 
 
 def natural_key(text: object) -> tuple[tuple[int, int | str], ...]:
@@ -278,8 +295,11 @@ def short_answer(lead: str, bullets: Iterable[str], more: str = "") -> tuple[str
     """(answer, explanation) of a finding, FAQ or claim (``docs/writing.md``): one leading sentence and at most
     :data:`SHORT_BULLETS` distinct bullets; the other bullets and ``more`` (how it was worked
     out) go to the explanation, which pages show behind a "More" disclosure."""
-    lines = list(dict.fromkeys(line if line.startswith("- ") else f"- {line}"
-                               for line in bullets if line.strip()))
+    lines = list(
+        dict.fromkeys(
+            line if line.startswith("- ") else f"- {line}" for line in bullets if line.strip()
+        )
+    )
     shown, rest = lines[:SHORT_BULLETS], lines[SHORT_BULLETS:]
     answer = lead + ("\n\n" + "\n".join(shown) if shown else "")
     extra = [*(["\n".join(rest)] if rest else []), *([more] if more else [])]

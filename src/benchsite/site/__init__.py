@@ -27,7 +27,22 @@ from benchsite.site.views import (
 )
 
 __all__ = [
-    "FAILED", "RUN_PAGE_ROWS", "WORKLOAD_TABLE_ROWS", "BuildOptions", "BuildReport", "CaseTable",
-    "ChartView", "EvidenceLink", "FindingView", "NavItem", "Site", "build_site", "case_table",
-    "charts", "describe", "markdown_html", "read_static", "slug",
-]  # fmt: skip
+    "FAILED",
+    "RUN_PAGE_ROWS",
+    "WORKLOAD_TABLE_ROWS",
+    "BuildOptions",
+    "BuildReport",
+    "CaseTable",
+    "ChartView",
+    "EvidenceLink",
+    "FindingView",
+    "NavItem",
+    "Site",
+    "build_site",
+    "case_table",
+    "charts",
+    "describe",
+    "markdown_html",
+    "read_static",
+    "slug",
+]

@@ -22,11 +22,11 @@ from pathlib import Path
 
 import vl_convert
 
-from benchsite import chart_svg
+from benchsite._infra.pool import cores, in_processes
 from benchsite.errors import BenchsiteError, PluginError
-from benchsite.site.processes import cores, in_processes
+from benchsite.site import chart_svg
 from benchsite.site.publish import Staging, copy_file
-from benchsite.specs import CHART_FOLDER, ChartSpec
+from benchsite.site.specs import CHART_FOLDER, ChartSpec
 
 ASSETS = "assets"
 VEGA_BUNDLE = f"{ASSETS}/vega-{vl_convert.__version__}.js"
@@ -40,7 +40,7 @@ def start_vega_bundle(out: Path) -> subprocess.Popen[bytes] | None:
     if (out / VEGA_BUNDLE).exists() or _cached_bundle().exists():
         return None
     _cached_bundle().parent.mkdir(parents=True, exist_ok=True)
-    command = [sys.executable, "-m", "benchsite.chart_svg", "--bundle", str(_cached_bundle())]
+    command = [sys.executable, "-m", "benchsite.site.chart_svg", "--bundle", str(_cached_bundle())]
     return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 

@@ -33,18 +33,19 @@ from typing import Any, TypeVar
 
 import pandas as pd
 
-from benchsite import registry, store
-from benchsite.analysis import Analysed, analyse
+from benchsite._infra.pool import cores, forks, in_processes
 from benchsite.errors import BuildFailed, PluginError, StoreError, describe_exception
-from benchsite.plugin_manager import Plugins, load_plugins
+from benchsite.host import registry
+from benchsite.host.manager import Plugins, load_plugins
+from benchsite.measure.runner import Reporter, RunOptions, SilentReporter, run_benchmarks
 from benchsite.records import Page, RenderedPage
-from benchsite.remote import locate
-from benchsite.runner import Reporter, RunOptions, SilentReporter, run_benchmarks
 from benchsite.site import assets, publish
-from benchsite.site.processes import cores, forks, in_processes
+from benchsite.site.analyse import Analysed, analyse
 from benchsite.site.renderer import NavItem, Site, row_links
+from benchsite.site.specs import ChartSpec
 from benchsite.site.theme import make_environment, read_static
-from benchsite.specs import ChartSpec
+from benchsite.store import parts as store
+from benchsite.store.remote import locate
 
 DEFAULT_RESULTS = Path("results")
 THEME_FILES = ("site.css", "embed.js", "tables.js")
@@ -129,7 +130,7 @@ def read_or_run(options: BuildOptions, reporter: Reporter, report: BuildReport) 
     """The store's rows. Only when ``--results`` is the default and does not exist, the quick
     suite is run here first (Ctrl-C during it stops the build); any other missing or empty
     store is an error."""
-    where = locate(options.results)  # a folder or an object store (benchsite.remote)
+    where = locate(options.results)  # a folder or an object store (benchsite.store.remote)
     if where.exists() or where != DEFAULT_RESULTS:
         results = store.read_results(where)
         if results.empty and not where.exists():
@@ -162,9 +163,12 @@ def make_site(options: BuildOptions, analysed: Analysed, plugins: Plugins) -> Si
         env=env,
         workloads={name: reg.item for name, reg in registry.workloads(plugins).items()},
         built_at=datetime.now(UTC),
-        nav=[NavItem(page.name, page.nav, page.nav_path) for page in ordered_pages(plugins)
-             if page.nav],
-    )  # fmt: skip
+        nav=[
+            NavItem(page.name, page.nav, page.nav_path)
+            for page in ordered_pages(plugins)
+            if page.nav
+        ],
+    )
     site.row_links = row_links(site)
     return site
 
@@ -207,8 +211,7 @@ def render_pages(
         return [render_page(site, page, staging.folder, options.strict) for page in pages]
     order = longest_first(pages, publish.page_seconds(staging.out))
     adopt = (site, pages, staging.folder, options.strict)  # inherited by each forked worker
-    outputs = in_processes(_render_nth, order, workers=workers,
-                           initializer=_adopt, initargs=adopt)  # fmt: skip
+    outputs = in_processes(_render_nth, order, workers=workers, initializer=_adopt, initargs=adopt)
     return [output for _, output in sorted(zip(order, outputs, strict=True))]
 
 
@@ -263,8 +266,10 @@ def check_failures(
     (nothing is published)."""
     report.analysis_errors = dict(analysed.errors)
     report.page_errors = {page.name: page.error for page in pages if page.error is not None}
-    failed = {**{f"analysis {n}": e for n, e in report.analysis_errors.items()},
-              **{f"page {n}": e for n, e in report.page_errors.items()}}  # fmt: skip
+    failed = {
+        **{f"analysis {n}": e for n, e in report.analysis_errors.items()},
+        **{f"page {n}": e for n, e in report.page_errors.items()},
+    }
     if not failed or options.keep_going:
         return
     for name, error in failed.items():
@@ -285,8 +290,9 @@ def write_files(
 ) -> set[str]:
     """Write the theme's static files and the Vega bundle into the staging folder beside the
     pages' files; every path written, relative to it."""
-    theme = [RenderedPage(f"{assets.ASSETS}/{name}", read_static(site.env, name))
-             for name in THEME_FILES]  # fmt: skip
+    theme = [
+        RenderedPage(f"{assets.ASSETS}/{name}", read_static(site.env, name)) for name in THEME_FILES
+    ]
     written = {path for page in pages for path in page.files}
     written |= {write_file(staging.folder, file) for file in [*theme, NOJEKYLL]}
     written.add(assets.write_vega_bundle(staging.folder, staging.out, bundle))

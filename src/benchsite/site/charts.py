@@ -58,8 +58,12 @@ def axis_x(data: pd.DataFrame, axis: str) -> alt.X:
 # parameters whose values answer one question (is pinned memory worth it, what does the copy
 # cost, which precision) and so are drawn as lines of one chart, in this order of preference
 TOGETHER = ("include_transfer", "pinned", "precision", "compile", "channels_last")
-AXIS_TITLES = {"world_size": "devices (world size)", "items_per_s": "items per second",
-               "median_ms": "median time per call (ms)", "batch": "batch size"}  # fmt: skip
+AXIS_TITLES = {
+    "world_size": "devices (world size)",
+    "items_per_s": "items per second",
+    "median_ms": "median time per call (ms)",
+    "batch": "batch size",
+}
 
 
 def axis_title(name: str) -> str:
@@ -78,8 +82,9 @@ def _without(parameters: dict[str, str], name: str) -> str:
 def _together_name(variants: list[dict[str, str]]) -> str | None:
     """The varying parameter to draw as lines of one chart: the one that leaves the fewest
     panels, a parameter of :data:`TOGETHER` first when two leave as many."""
-    varying = sorted({key for one in variants for key in one
-                      if len({other.get(key) for other in variants}) > 1})  # fmt: skip
+    varying = sorted(
+        {key for one in variants for key in one if len({other.get(key) for other in variants}) > 1}
+    )
     if not varying:
         return None
 
@@ -115,10 +120,15 @@ def _lines(data: pd.DataFrame, name: str | None) -> dict[str, Any]:
     drawn = alt.Legend(symbolOpacity=1)
     dashes = alt.Legend(symbolType="stroke", symbolStrokeColor="gray", symbolSize=400)
     if data["series"].nunique() == 1:
-        return {"color": alt.Color("drawn:N", title=axis_title(name), legend=drawn),
-                "detail": alt.Detail("case:N")}  # fmt: skip
-    return {"color": _device_color(), "detail": alt.Detail("case:N"),
-            "strokeDash": alt.StrokeDash("drawn:N", title=axis_title(name), legend=dashes)}  # fmt: skip
+        return {
+            "color": alt.Color("drawn:N", title=axis_title(name), legend=drawn),
+            "detail": alt.Detail("case:N"),
+        }
+    return {
+        "color": _device_color(),
+        "detail": alt.Detail("case:N"),
+        "strokeDash": alt.StrokeDash("drawn:N", title=axis_title(name), legend=dashes),
+    }
 
 
 def _band(lines: dict[str, Any]) -> alt.Chart:
@@ -311,8 +321,7 @@ def _with_model(data: pd.DataFrame, frame: pd.DataFrame) -> pd.DataFrame:
 
 def _case_tooltip(*extra: alt.Tooltip) -> list[alt.Tooltip]:
     """The tooltip of a chart of :func:`together`'s frame: the whole variant."""
-    return [alt.Tooltip("series:N", title="device"), alt.Tooltip("case:N", title="variant"),
-            *extra]  # fmt: skip
+    return [alt.Tooltip("series:N", title="device"), alt.Tooltip("case:N", title="variant"), *extra]
 
 
 @unvalidated

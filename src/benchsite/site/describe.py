@@ -30,8 +30,9 @@ def _ends(frame: pd.DataFrame, value: str, fmt: object, x_text: XText = format_n
             groups.setdefault((series, variant), []).append((x, y))
     parts = []
     for (series, variant), points in sorted(groups.items(), key=lambda item: item[0]):
-        points.sort(key=lambda point: (is_missing(point[0]), 0 if is_missing(point[0])
-                                       else point[0]))  # fmt: skip
+        points.sort(
+            key=lambda point: (is_missing(point[0]), 0 if is_missing(point[0]) else point[0])
+        )
         xs = [x for x, _ in points if not is_missing(x)] or [math.nan]
         ys = [y for _, y in points if not is_missing(y)] or [math.nan]
         label = series if variant == "all" else f"{series} ({variant})"
@@ -50,34 +51,38 @@ def time_text(frame: pd.DataFrame, axis: str, x_text: XText = format_number) -> 
     )
 
 
-def speedup_text(frame: pd.DataFrame, crossings: pd.DataFrame, axis: str,
-                 x_text: XText = format_number) -> str:
+def speedup_text(
+    frame: pd.DataFrame, crossings: pd.DataFrame, axis: str, x_text: XText = format_number
+) -> str:
     shown = charts.speedup_data(frame)
-    text = (f"Speedup over the CPU against {axis}. " + _ends(shown, "speedup", _times, x_text)
-            + ".")
+    text = f"Speedup over the CPU against {axis}. " + _ends(shown, "speedup", _times, x_text) + "."
     if shown["series"].nunique() < frame["series"].nunique():  # hosts folded: no line per host
         return text + " Where each host's accelerator overtakes its CPU: see the findings."
     for row in crossings.itertuples():
         # a crossing that rests on a flagged pair says so, as the findings and overview do
         flagged = f" (flagged {', '.join(row.reasons)})" if row.reasons else ""
         if row.where == "between":  # the chart's dashed line, and the measured sizes around it
-            text += (f" {row.series} ({row.variant}) overtakes the CPU from {axis} ≈ "
-                     f"{x_text(round(row.crossover))} (interpolated between the measured "
-                     f"{x_text(row.below[0])} and {x_text(row.above[0])}){flagged}.")
+            text += (
+                f" {row.series} ({row.variant}) overtakes the CPU from {axis} ≈ "
+                f"{x_text(round(row.crossover))} (interpolated between the measured "
+                f"{x_text(row.below[0])} and {x_text(row.above[0])}){flagged}."
+            )
         elif row.where == "below":
             text += f" {row.series} ({row.variant}) is faster at every measured {axis}{flagged}."
         else:
-            text += (f" {row.series} ({row.variant}) is not faster at the largest measured "
-                     f"{axis}{flagged}.")
+            text += (
+                f" {row.series} ({row.variant}) is not faster at the largest measured "
+                f"{axis}{flagged}."
+            )
     return text
 
 
-def rate_text(frame: pd.DataFrame, axis: str, column: str, unit: str,
-              x_text: XText = format_number) -> str:
+def rate_text(
+    frame: pd.DataFrame, axis: str, column: str, unit: str, x_text: XText = format_number
+) -> str:
     return (
         f"Throughput in {unit} against {axis}, per device. "
-        + _ends(charts.rate_data(frame, column), "rate", lambda v: format_rate_in(v, unit),
-                x_text)
+        + _ends(charts.rate_data(frame, column), "rate", lambda v: format_rate_in(v, unit), x_text)
         + "."
     )
 

@@ -22,11 +22,11 @@ import pandas as pd
 from jinja2.utils import htmlsafe_json_dumps
 from markupsafe import Markup
 
-from benchsite.analysis import Analysed
 from benchsite.records import Finding, RenderedPage, Workload
 from benchsite.site import assets, theme
+from benchsite.site.analyse import Analysed
+from benchsite.site.specs import ChartSpec, chart_spec
 from benchsite.site.views import ChartView, EvidenceLink, FindingView, finding_view
-from benchsite.specs import ChartSpec, chart_spec
 from benchsite.tables import Tables
 from benchsite.tables.rows import RUN_ORDER, run_order
 

@@ -19,9 +19,9 @@ import numpy as np
 import pandas as pd
 from markupsafe import Markup
 
-from benchsite import store
 from benchsite.records import Finding
 from benchsite.site.sanitize import markdown_html
+from benchsite.store import parts as store
 from benchsite.tables.rows import each_once
 from benchsite.units import (
     RATE_COLUMNS,
@@ -128,9 +128,7 @@ class FindingView:
     chart: ChartView | None = None
 
 
-def case_table(
-    frame: pd.DataFrame, run_href: dict[str, str], metrics: bool = False
-) -> CaseTable:
+def case_table(frame: pd.DataFrame, run_href: dict[str, str], metrics: bool = False) -> CaseTable:
     """The case table of every row of ``frame`` (prepared results), in frame order, its values
     formatted and HTML-escaped a column at a time; with ``metrics``, each row's collector
     metrics too. Escaped here, each distinct value once (hosts, devices, parameters repeat from
@@ -180,8 +178,9 @@ def _timing_texts(frame: pd.DataFrame, shown: np.ndarray) -> list[list[Any]]:
     """Median, validity flags, 95% CI, IQR and samples × calls of each row; dashes where the
     row has no median."""
     median, dash = _floats(frame["median_s"]), np.full(len(frame), "–", dtype=object)
-    ci = _concat(seconds_texts(_floats(frame["ci_low_s"])), " – ",
-                 seconds_texts(_floats(frame["ci_high_s"])))  # fmt: skip
+    ci = _concat(
+        seconds_texts(_floats(frame["ci_low_s"])), " – ", seconds_texts(_floats(frame["ci_high_s"]))
+    )
     counts = zip(*(frame[name].to_numpy(object) for name in SAMPLE_COLUMNS), strict=True)
     samples = each_once(counts, lambda pair: f"{_int(pair[0])} × {_int(pair[1])}", tuple)
     return [
@@ -223,8 +222,10 @@ def _metrics(frame: pd.DataFrame) -> list[tuple[tuple[str, str], ...]]:
 
 
 def _errors(frame: pd.DataFrame) -> list[str]:
-    return ["" if error is None or error != error else str(error)
-            for error in frame["error"].to_numpy(object)]  # fmt: skip
+    return [
+        "" if error is None or error != error else str(error)
+        for error in frame["error"].to_numpy(object)
+    ]
 
 
 def minute_texts(stamps: pd.Series) -> list[str]:
@@ -292,10 +293,12 @@ def link_items(links: list[EvidenceLink], root: str = "") -> Markup:
     evidence page lists up to 500 rows, a big store's 1,500 evidence pages ~60,000 of them,
     seconds through a template loop."""
     root = escape(root)  # each row's href and label escaped once: rows recur across pages
-    return Markup("".join(
-        f'<li><a href="{root}{_escaped(link.href)}">{_escaped(link.label)}</a></li>'
-        for link in links
-    ))  # fmt: skip
+    return Markup(
+        "".join(
+            f'<li><a href="{root}{_escaped(link.href)}">{_escaped(link.label)}</a></li>'
+            for link in links
+        )
+    )
 
 
 def evidence_path(finding_id: str) -> str:

@@ -53,15 +53,21 @@ from benchsite.tables import (
     inventory,
     leaderboard,
     speedups,
-)  # fmt: skip
+)
 from benchsite.tables.curves import SCALING_AXES, SUPERLINEAR
 from benchsite.tables.rows import SUSPECT_FLAGS, flag_tuple, prepare
 from benchsite.tables.speedups import precision_of, ratio_intervals
 
 __all__ = [
-    "SCALING_AXES", "SUPERLINEAR", "SUSPECT_FLAGS", "TABLE_GROUPS", "Tables", "flag_tuple",
-    "precision_of", "ratio_intervals",
-]  # fmt: skip
+    "SCALING_AXES",
+    "SUPERLINEAR",
+    "SUSPECT_FLAGS",
+    "TABLE_GROUPS",
+    "Tables",
+    "flag_tuple",
+    "precision_of",
+    "ratio_intervals",
+]
 
 
 # every table that takes no argument (what the built-in analyses and pages read), in groups:

@@ -26,15 +26,43 @@ from benchsite.tables.speedups import without
 
 # technique parameters and their baseline: a variant with all of them there (or absent) is plain
 PLAIN: dict[str, Any] = {
-    "precision": "fp32", "dtype": "fp32", "sparsity": 0.0, "compile": False,
-    "checkpointing": False, "channels_last": False, "include_transfer": False, "pinned": False,
-}  # fmt: skip
+    "precision": "fp32",
+    "dtype": "fp32",
+    "sparsity": 0.0,
+    "compile": False,
+    "checkpointing": False,
+    "channels_last": False,
+    "include_transfer": False,
+    "pinned": False,
+}
 COLUMNS = [
-    "host", "device", "series", "gpu_label", "workload", "variant", "plain", "params", "axis",
-    "at_size", "speedup", "low", "high", "cpu_row", "gpu_row", "largest", "largest_reasons",
-    "kernel_outcome", "kernel_from", "kernel_below", "kernel_reasons", "copies_outcome",
-    "copies_from", "copies_below", "copies_reasons", "evidence",
-]  # fmt: skip
+    "host",
+    "device",
+    "series",
+    "gpu_label",
+    "workload",
+    "variant",
+    "plain",
+    "params",
+    "axis",
+    "at_size",
+    "speedup",
+    "low",
+    "high",
+    "cpu_row",
+    "gpu_row",
+    "largest",
+    "largest_reasons",
+    "kernel_outcome",
+    "kernel_from",
+    "kernel_below",
+    "kernel_reasons",
+    "copies_outcome",
+    "copies_from",
+    "copies_below",
+    "copies_reasons",
+    "evidence",
+]
 
 
 def is_plain(params: dict[str, Any]) -> bool:
@@ -42,8 +70,9 @@ def is_plain(params: dict[str, Any]) -> bool:
     return all(params.get(name, base) == base for name, base in PLAIN.items())
 
 
-def answers(speedups: pd.DataFrame, crossovers: pd.DataFrame,
-            small: frozenset[str] = frozenset()) -> pd.DataFrame:
+def answers(
+    speedups: pd.DataFrame, crossovers: pd.DataFrame, small: frozenset[str] = frozenset()
+) -> pd.DataFrame:
     """One row per (host, accelerator, workload) of the hosts that answer (see the module
     docstring), sorted by workload. Each is worked out on the pairs as records: as a data frame
     apiece, the 100 of ``benchmarks/site_build.py``'s store took ~0.7 s, as records ~0.1 s."""
@@ -72,8 +101,10 @@ def default_variant(pairs: list[Any]) -> str:
     sizes: dict[str, list[float]] = {}
     for pair in pool:
         sizes.setdefault(pair.variant, []).append(pair.axis_value)
-    largest = {variant: max((v for v in values if v == v), default=math.nan)
-               for variant, values in sizes.items()}  # fmt: skip
+    largest = {
+        variant: max((v for v in values if v == v), default=math.nan)
+        for variant, values in sizes.items()
+    }
     return str(min(sorted(sizes), key=lambda v: (-len(sizes[v]), _nan_last(-largest[v]))))
 
 
@@ -81,24 +112,37 @@ def _answer(pairs: list[Any], crossovers: list[Any]) -> dict[str, Any]:
     """The answer of one (host, accelerator, workload)'s pairs (records of the speedups
     table); ``crossovers``: theirs."""
     variant = default_variant(pairs)
-    mine = sorted((pair for pair in pairs if pair.variant == variant),
-                  key=lambda pair: _nan_last(pair.axis_value))  # fmt: skip
+    mine = sorted(
+        (pair for pair in pairs if pair.variant == variant),
+        key=lambda pair: _nan_last(pair.axis_value),
+    )
     usable = [pair for pair in mine if not pair.suspect]
     largest = mine[-1]
     chosen = usable[-1] if usable else largest
     passed_over = largest.row_id != chosen.row_id or not usable
     kernel, copies = _crossings(crossovers, chosen)
     return {
-        "host": chosen.host, "device": chosen.device, "series": chosen.series,
-        "gpu_label": chosen.gpu_label, "workload": chosen.workload, "variant": variant,
-        "plain": is_plain(chosen.params), "params": chosen.params, "axis": chosen.axis,
-        "at_size": chosen.axis_value, "speedup": chosen.speedup if usable else math.nan,
-        "low": chosen.low, "high": chosen.high, "cpu_row": chosen.cpu_row, "gpu_row": chosen.gpu_row,
+        "host": chosen.host,
+        "device": chosen.device,
+        "series": chosen.series,
+        "gpu_label": chosen.gpu_label,
+        "workload": chosen.workload,
+        "variant": variant,
+        "plain": is_plain(chosen.params),
+        "params": chosen.params,
+        "axis": chosen.axis,
+        "at_size": chosen.axis_value,
+        "speedup": chosen.speedup if usable else math.nan,
+        "low": chosen.low,
+        "high": chosen.high,
+        "cpu_row": chosen.cpu_row,
+        "gpu_row": chosen.gpu_row,
         "largest": largest.axis_value if passed_over else math.nan,
         "largest_reasons": tuple(largest.reasons) if passed_over else (),
-        **_where(kernel, "kernel"), **_where(copies, "copies"),
+        **_where(kernel, "kernel"),
+        **_where(copies, "copies"),
         "evidence": tuple(pair.cpu_row for pair in mine) + tuple(pair.gpu_row for pair in mine),
-    }  # fmt: skip
+    }
 
 
 def _nan_last(value: float) -> tuple[bool, float]:
@@ -121,8 +165,12 @@ def _where(crossing: Any, prefix: str) -> dict[str, Any]:
     """``outcome``, ``from`` (the smallest measured size where the GPU wins from there on) and
     ``below`` (the largest where it does not) of one crossover."""
     if crossing is None:
-        return {f"{prefix}_outcome": None, f"{prefix}_from": math.nan,
-                f"{prefix}_below": math.nan, f"{prefix}_reasons": ()}
+        return {
+            f"{prefix}_outcome": None,
+            f"{prefix}_from": math.nan,
+            f"{prefix}_below": math.nan,
+            f"{prefix}_reasons": (),
+        }
     start = {"crosses": crossing.above, "gpu-always": crossing.first}.get(crossing.outcome)
     return {
         f"{prefix}_outcome": crossing.outcome,

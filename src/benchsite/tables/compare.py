@@ -34,19 +34,61 @@ from benchsite.tables.rows import current
 from benchsite.tables.speedups import from_medians_where_no_samples, ratio_intervals
 
 COLUMNS = [
-    "workload", "variant", "params_text", "axis", "axis_value", "world_size", "device_base",
-    "device_new", "host_base", "host_new", "model_base", "model_new", "median_base_s",
-    "median_new_s", "ratio", "low", "high", "significant", "change", "suspect", "reasons",
-    "row_base", "row_new", "run_base", "run_new", "same_hardware",
-]  # fmt: skip
+    "workload",
+    "variant",
+    "params_text",
+    "axis",
+    "axis_value",
+    "world_size",
+    "device_base",
+    "device_new",
+    "host_base",
+    "host_new",
+    "model_base",
+    "model_new",
+    "median_base_s",
+    "median_new_s",
+    "ratio",
+    "low",
+    "high",
+    "significant",
+    "change",
+    "suspect",
+    "reasons",
+    "row_base",
+    "row_new",
+    "run_base",
+    "run_new",
+    "same_hardware",
+]
 KINDS = ("host", "run", "model")
 # the columns a side keeps: a comparison moves these through merges, not the store's seventy
 NEEDED = [
-    "row_id", "run_id", "timestamp", "host", "device", "device_kind", "device_model",
-    "fingerprint", "workload", "case_key", "axis", "axis_value", "world_size", "median_s",
-    "ci_low_s", "ci_high_s", "samples_s", "torch_version", "p", "dev", "params_text", "variant",
-    "suspect", "reasons",
-]  # fmt: skip
+    "row_id",
+    "run_id",
+    "timestamp",
+    "host",
+    "device",
+    "device_kind",
+    "device_model",
+    "fingerprint",
+    "workload",
+    "case_key",
+    "axis",
+    "axis_value",
+    "world_size",
+    "median_s",
+    "ci_low_s",
+    "ci_high_s",
+    "samples_s",
+    "torch_version",
+    "p",
+    "dev",
+    "params_text",
+    "variant",
+    "suspect",
+    "reasons",
+]
 
 
 @dataclass(frozen=True)
@@ -64,7 +106,8 @@ class Side:
         if by_device not in self._keyed:
             keys = match_keys(self.rows, by_device)
             self._keyed[by_device] = self.rows.assign(match=keys).drop_duplicates(
-                "match", keep="last")
+                "match", keep="last"
+            )
         return self._keyed[by_device]
 
 
@@ -144,8 +187,13 @@ class Sides:
 
 def _run_before(ok: pd.DataFrame, host: str, back: int) -> str:
     mine = ok[ok["host"].astype(str) == host]
-    runs = [str(r) for r in mine.groupby("run_id", observed=True)["timestamp"].min().sort_values(
-        kind="stable").index]  # fmt: skip
+    runs = [
+        str(r)
+        for r in mine.groupby("run_id", observed=True)["timestamp"]
+        .min()
+        .sort_values(kind="stable")
+        .index
+    ]
     if back >= len(runs):
         raise SelectionError(f"{host} has {len(runs)} run(s) with results: {host}~{back} is none")
     return runs[-1 - back]
@@ -156,8 +204,9 @@ def _unknown(ok: pd.DataFrame, name: str, runs: list[str]) -> str:
         return f"{name!r} starts {len(runs)} run ids ({', '.join(runs[:4])}): give more of one"
     hosts = ", ".join(sorted(set(ok["host"].astype(str))))
     models = ", ".join(sorted(set(ok["device_model"].dropna().astype(str))))
-    return (f"{name!r} is no host, run or device model of this store; hosts: {hosts}; "
-            f"models: {models}")  # fmt: skip
+    return (
+        f"{name!r} is no host, run or device model of this store; hosts: {hosts}; models: {models}"
+    )
 
 
 def _model_key(frame: pd.DataFrame) -> list[str]:
@@ -206,24 +255,41 @@ def _table(merged: pd.DataFrame, intervals: list[tuple[float, float, float]]) ->
     significant = (low > 1) | (high < 1)
     change = np.where(significant & (low > 1), "slower", np.where(significant, "faster", "same"))
     text = lambda name: merged[name].astype(str).to_numpy()  # noqa: E731
-    return pd.DataFrame({
-        "workload": text("workload"), "variant": merged["variant"],
-        "params_text": merged["params_text"], "axis": merged["axis"],
-        "axis_value": merged["axis_value"].astype(float), "world_size": merged["world_size"],
-        "device_base": text("device_base"), "device_new": text("device"),
-        "host_base": text("host_base"), "host_new": text("host"),
-        "model_base": text("device_model_base"), "model_new": text("device_model"),
-        "median_base_s": merged["median_s_base"].astype(float),
-        "median_new_s": merged["median_s"].astype(float),
-        "ratio": ratio, "low": low, "high": high, "significant": significant, "change": change,
-        "suspect": (merged["suspect"] | merged["suspect_base"]).to_numpy(bool),
-        "reasons": [tuple(dict.fromkeys([*a, *b])) for a, b in
-                    zip(merged["reasons"], merged["reasons_base"], strict=True)],
-        "row_base": text("row_id_base"), "row_new": text("row_id"),
-        "run_base": text("run_id_base"), "run_new": text("run_id"),
-        "same_hardware": (merged["fingerprint"].astype(str)
-                          == merged["fingerprint_base"].astype(str)).to_numpy(bool),
-    })  # fmt: skip
+    return pd.DataFrame(
+        {
+            "workload": text("workload"),
+            "variant": merged["variant"],
+            "params_text": merged["params_text"],
+            "axis": merged["axis"],
+            "axis_value": merged["axis_value"].astype(float),
+            "world_size": merged["world_size"],
+            "device_base": text("device_base"),
+            "device_new": text("device"),
+            "host_base": text("host_base"),
+            "host_new": text("host"),
+            "model_base": text("device_model_base"),
+            "model_new": text("device_model"),
+            "median_base_s": merged["median_s_base"].astype(float),
+            "median_new_s": merged["median_s"].astype(float),
+            "ratio": ratio,
+            "low": low,
+            "high": high,
+            "significant": significant,
+            "change": change,
+            "suspect": (merged["suspect"] | merged["suspect_base"]).to_numpy(bool),
+            "reasons": [
+                tuple(dict.fromkeys([*a, *b]))
+                for a, b in zip(merged["reasons"], merged["reasons_base"], strict=True)
+            ],
+            "row_base": text("row_id_base"),
+            "row_new": text("row_id"),
+            "run_base": text("run_id_base"),
+            "run_new": text("run_id"),
+            "same_hardware": (
+                merged["fingerprint"].astype(str) == merged["fingerprint_base"].astype(str)
+            ).to_numpy(bool),
+        }
+    )
 
 
 def verdicts(table: pd.DataFrame, threshold: float) -> np.ndarray:
@@ -335,9 +401,11 @@ def run_comparison(rows: pd.DataFrame, threshold: float = REGRESSION) -> RunComp
     previous = {new: base for _, base, new in pairs}
     newest = {host: new for host, _, new in pairs}  # oldest first: the last pair of a host wins
     if not previous:
-        return RunComparison(pd.DataFrame(columns=columns),
-                             pd.DataFrame(columns=[*COLUMNS, "verdict"]),
-                             pd.DataFrame(columns=["run_id", "row_id"]))  # fmt: skip
+        return RunComparison(
+            pd.DataFrame(columns=columns),
+            pd.DataFrame(columns=[*COLUMNS, "verdict"]),
+            pd.DataFrame(columns=["run_id", "row_id"]),
+        )
     ok = _ok(rows).sort_values("timestamp", kind="stable")
     ok = ok.drop_duplicates(["run_id", "device", "case_key"], keep="last")
     # each row's run and case (match_columns) as numbers: merging on texts took ~1.5 s, and
@@ -360,12 +428,20 @@ def run_comparison(rows: pd.DataFrame, threshold: float = REGRESSION) -> RunComp
     compared_cases = both.groupby("run_id", observed=True).size()
     return RunComparison(
         pd.DataFrame(
-            [(host, base_run, run, int(compared_cases.get(run, 0)),
-              int(counts.get((run, "regression"), 0)), int(counts.get((run, "improvement"), 0)),
-              newest[host] == run)
-             for host, base_run, run in pairs],
+            [
+                (
+                    host,
+                    base_run,
+                    run,
+                    int(compared_cases.get(run, 0)),
+                    int(counts.get((run, "regression"), 0)),
+                    int(counts.get((run, "improvement"), 0)),
+                    newest[host] == run,
+                )
+                for host, base_run, run in pairs
+            ],
             columns=columns,
         ),
         cases,
         both[["run_id", "row_id"]].astype(str),
-    )  # fmt: skip
+    )

@@ -16,10 +16,27 @@ SCALING_AXES = ("batch", "threads", "world_size")
 RESOURCE_AXES = ("threads", "world_size")
 SUPERLINEAR = 1.3  # an efficiency above this is no measurement of scaling but of something else
 CROSSOVER_COLUMNS = [
-    "host", "device", "gpu_label", "cpu_label", "workload", "series", "variant", "axis",
-    "case_params", "include_transfer", "outcome", "where", "crossover", "below", "above",
-    "first", "last", "evidence", "suspect", "reasons",
-]  # fmt: skip
+    "host",
+    "device",
+    "gpu_label",
+    "cpu_label",
+    "workload",
+    "series",
+    "variant",
+    "axis",
+    "case_params",
+    "include_transfer",
+    "outcome",
+    "where",
+    "crossover",
+    "below",
+    "above",
+    "first",
+    "last",
+    "evidence",
+    "suspect",
+    "reasons",
+]
 OUTCOME_WHERE = {"crosses": "between", "gpu-always": "below", "cpu-always": "never"}
 
 
@@ -46,9 +63,24 @@ def crossovers(speedups: pd.DataFrame) -> pd.DataFrame:
 
 
 SERIES_KEYS = ["host", "device", "workload", "variant"]
-SERIES_COLUMNS = ("host", "device", "gpu_label", "cpu_label", "workload", "series", "variant",
-                  "axis", "params", "include_transfer", "axis_value", "speedup", "cpu_row",
-                  "gpu_row", "suspect", "reasons")
+SERIES_COLUMNS = (
+    "host",
+    "device",
+    "gpu_label",
+    "cpu_label",
+    "workload",
+    "series",
+    "variant",
+    "axis",
+    "params",
+    "include_transfer",
+    "axis_value",
+    "speedup",
+    "cpu_row",
+    "gpu_row",
+    "suspect",
+    "reasons",
+)
 
 
 def _crossover(series: dict[str, list[Any]]) -> dict[str, Any]:
@@ -63,19 +95,38 @@ def _crossover(series: dict[str, list[Any]]) -> dict[str, Any]:
     deciding = {"crosses": [start - 1, start], "gpu-always": [0], "cpu-always": [len(ss) - 1]}
     decided = deciding[outcome]
     first = {name: values[0] for name, values in series.items()}
-    value = {"crosses": lambda: interpolate(below, above), "gpu-always": lambda: xs[0],
-             "cpu-always": lambda: math.nan}[outcome]()
+    value = {
+        "crosses": lambda: interpolate(below, above),
+        "gpu-always": lambda: xs[0],
+        "cpu-always": lambda: math.nan,
+    }[outcome]()
     return {
-        **{name: first[name] for name in ("host", "device", "gpu_label", "cpu_label", "workload",
-                                          "series", "variant", "axis")},
+        **{
+            name: first[name]
+            for name in (
+                "host",
+                "device",
+                "gpu_label",
+                "cpu_label",
+                "workload",
+                "series",
+                "variant",
+                "axis",
+            )
+        },
         "case_params": {k: v for k, v in first["params"].items() if k != first["axis"]},
-        "include_transfer": bool(first["include_transfer"]), "outcome": outcome,
-        "where": OUTCOME_WHERE[outcome], "crossover": value, "below": below, "above": above,
-        "first": (xs[0], ss[0]), "last": (xs[-1], ss[-1]),
+        "include_transfer": bool(first["include_transfer"]),
+        "outcome": outcome,
+        "where": OUTCOME_WHERE[outcome],
+        "crossover": value,
+        "below": below,
+        "above": above,
+        "first": (xs[0], ss[0]),
+        "last": (xs[-1], ss[-1]),
         "evidence": tuple(series["cpu_row"]) + tuple(series["gpu_row"]),
         "suspect": any(series["suspect"][i] for i in decided),
         "reasons": tuple(dict.fromkeys(r for i in decided for r in series["reasons"][i])),
-    }  # fmt: skip
+    }
 
 
 def interpolate(below: tuple[float, float] | None, above: tuple[float, float] | None) -> float:
@@ -101,8 +152,8 @@ def headline(speedups: pd.DataFrame) -> pd.DataFrame:
     chosen = usable.sort_values("speedup", kind="stable")
     ranks = chosen.groupby(["series", "workload"]).cumcount()
     sizes = chosen.groupby(["series", "workload"])["speedup"].transform("size")
-    return chosen[ranks == (sizes - 1) // 2].sort_values(["workload", "series"]).reset_index(
-        drop=True
+    return (
+        chosen[ranks == (sizes - 1) // 2].sort_values(["workload", "series"]).reset_index(drop=True)
     )
 
 
@@ -111,8 +162,8 @@ def suspect_headlines(speedups: pd.DataFrame) -> pd.DataFrame:
     because every one of them is suspect, with their reasons: shown as suspect, not headlined."""
     at_largest = _at_largest(speedups)
     flagged = at_largest.groupby(["series", "workload"])["suspect"].transform("all")
-    return at_largest[flagged.astype(bool)].sort_values(["workload", "series"]).reset_index(
-        drop=True
+    return (
+        at_largest[flagged.astype(bool)].sort_values(["workload", "series"]).reset_index(drop=True)
     )
 
 
@@ -128,9 +179,23 @@ def _at_largest(speedups: pd.DataFrame) -> pd.DataFrame:
 # -- scaling -------------------------------------------------------------------------------------
 
 SCALING_COLUMNS = [
-    "host", "device", "device_kind", "series", "workload", "variant", "axis", "x", "rate",
-    "rate_unit", "gain", "efficiency", "median_s", "row_id", "suspect", "reasons",
-]  # fmt: skip
+    "host",
+    "device",
+    "device_kind",
+    "series",
+    "workload",
+    "variant",
+    "axis",
+    "x",
+    "rate",
+    "rate_unit",
+    "gain",
+    "efficiency",
+    "median_s",
+    "row_id",
+    "suspect",
+    "reasons",
+]
 
 
 def scaling(current_ok: pd.DataFrame, axis: str) -> pd.DataFrame:
@@ -143,17 +208,29 @@ def scaling(current_ok: pd.DataFrame, axis: str) -> pd.DataFrame:
     if rows.empty:
         return pd.DataFrame(columns=SCALING_COLUMNS)
     counted = rows["items_per_s"].notna() if "items_per_s" in rows else False
-    rate = rows["items_per_s"].where(counted, 1 / rows["median_s"]) if "items_per_s" in rows \
+    rate = (
+        rows["items_per_s"].where(counted, 1 / rows["median_s"])
+        if "items_per_s" in rows
         else 1 / rows["median_s"]
-    table = pd.DataFrame({
-        "host": rows["host"].astype(str), "device": rows["device"].astype(str),
-        "device_kind": rows["device_kind"].astype(str), "series": rows["series"],
-        "workload": rows["workload"].astype(str), "variant": rows["variant"], "axis": axis,
-        "x": rows["axis_value"].astype(float), "rate": rate.astype(float),
-        "rate_unit": np.where(counted, "items/s", "calls/s"),
-        "median_s": rows["median_s"].astype(float), "row_id": rows["row_id"].astype(str),
-        "suspect": rows["suspect"].astype(bool), "reasons": rows["reasons"],
-    }).sort_values(["host", "series", "workload", "variant", "x"], kind="stable")  # fmt: skip
+    )
+    table = pd.DataFrame(
+        {
+            "host": rows["host"].astype(str),
+            "device": rows["device"].astype(str),
+            "device_kind": rows["device_kind"].astype(str),
+            "series": rows["series"],
+            "workload": rows["workload"].astype(str),
+            "variant": rows["variant"],
+            "axis": axis,
+            "x": rows["axis_value"].astype(float),
+            "rate": rate.astype(float),
+            "rate_unit": np.where(counted, "items/s", "calls/s"),
+            "median_s": rows["median_s"].astype(float),
+            "row_id": rows["row_id"].astype(str),
+            "suspect": rows["suspect"].astype(bool),
+            "reasons": rows["reasons"],
+        }
+    ).sort_values(["host", "series", "workload", "variant", "x"], kind="stable")
     keys = ["host", "series", "workload", "variant"]
     base = table.groupby(keys, sort=False)
     table["gain"] = table["rate"] / base["rate"].transform("first")
@@ -167,7 +244,8 @@ def mark(table: pd.DataFrame, implausible: pd.Series, reason: str) -> pd.DataFra
     ``implausible``."""
     hit = implausible.fillna(False).to_numpy(bool)
     table = table.copy()
-    table["reasons"] = [(*r, reason) if h else r for r, h in zip(table["reasons"], hit,
-                                                                   strict=True)]
+    table["reasons"] = [
+        (*r, reason) if h else r for r, h in zip(table["reasons"], hit, strict=True)
+    ]
     table["suspect"] = table["suspect"].to_numpy(bool) | hit
     return table

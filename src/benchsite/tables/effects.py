@@ -21,10 +21,28 @@ from benchsite.tables.speedups import precision_of, ratio_intervals, without
 
 PEAK_MARGIN = 1.05  # a gain whose whole interval lies this far beyond the peak ratio
 COLUMNS = [
-    "host", "device", "device_kind", "device_model", "workload", "parameter", "value", "case",
-    "params", "speedup", "low", "high", "row_id", "baseline_row", "median_s",
-    "baseline_median_s", "m", "baseline_m", "peak_ratio", "suspect", "reasons",
-]  # fmt: skip
+    "host",
+    "device",
+    "device_kind",
+    "device_model",
+    "workload",
+    "parameter",
+    "value",
+    "case",
+    "params",
+    "speedup",
+    "low",
+    "high",
+    "row_id",
+    "baseline_row",
+    "median_s",
+    "baseline_median_s",
+    "m",
+    "baseline_m",
+    "peak_ratio",
+    "suspect",
+    "reasons",
+]
 
 
 def effects(current_ok: pd.DataFrame, parameter: str, baseline: Any) -> pd.DataFrame:
@@ -41,7 +59,8 @@ def effects(current_ok: pd.DataFrame, parameter: str, baseline: Any) -> pd.DataF
         return pd.DataFrame(columns=COLUMNS)
     values = [p.get(parameter, baseline) for p in has["p"]]
     rows = has.assign(
-        value=values, case=[without(p, parameter) for p in has["p"]],
+        value=values,
+        case=[without(p, parameter) for p in has["p"]],
         is_base=[_equal(value, baseline) for value in values],
     )
     keys = ["host", "device", "workload", "world_size", "case"]
@@ -53,8 +72,10 @@ def effects(current_ok: pd.DataFrame, parameter: str, baseline: Any) -> pd.DataF
 
 def _equal(value: Any, baseline: Any) -> bool:
     return (type(value) is type(baseline) and value == baseline) or (
-        isinstance(value, int | float) and not isinstance(value, bool)
-        and isinstance(baseline, int | float) and not isinstance(baseline, bool)
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and isinstance(baseline, int | float)
+        and not isinstance(baseline, bool)
         and value == baseline
     )
 
@@ -63,32 +84,50 @@ def _table(merged: pd.DataFrame, parameter: str) -> pd.DataFrame:
     found = ratio_intervals(list(zip(merged["samples_s_base"], merged["samples_s"], strict=True)))
     value, low, high = (np.array(c, dtype=float) for c in zip(*found, strict=True))
     nan = pd.Series(np.nan, index=merged.index)
-    peak_ratio = (merged.get("peak_tflops", nan).astype(float)
-                  / merged.get("peak_tflops_base", nan).astype(float))
-    return pd.DataFrame({
-        "host": merged["host"].astype(str), "device": merged["device"].astype(str),
-        "device_kind": merged["device_kind"].astype(str),
-        "device_model": merged["device_model"].astype(object),
-        "workload": merged["workload"].astype(str), "parameter": parameter,
-        "value": merged["value"], "case": merged["case"], "params": merged["p"],
-        "speedup": value, "low": low, "high": high, "row_id": merged["row_id"].astype(str),
-        "baseline_row": merged["row_id_base"].astype(str), "peak_ratio": peak_ratio,
-        "median_s": merged["median_s"].astype(float),
-        "baseline_median_s": merged["median_s_base"].astype(float),
-        "m": merged["m"], "baseline_m": merged["m_base"],
-        "suspect": (merged["suspect"] | merged["suspect_base"]).astype(bool),
-        "reasons": [tuple(dict.fromkeys([*a, *b]))
-                    for a, b in zip(merged["reasons"], merged["reasons_base"], strict=True)],
-    })[COLUMNS].reset_index(drop=True)  # fmt: skip
+    peak_ratio = merged.get("peak_tflops", nan).astype(float) / merged.get(
+        "peak_tflops_base", nan
+    ).astype(float)
+    return pd.DataFrame(
+        {
+            "host": merged["host"].astype(str),
+            "device": merged["device"].astype(str),
+            "device_kind": merged["device_kind"].astype(str),
+            "device_model": merged["device_model"].astype(object),
+            "workload": merged["workload"].astype(str),
+            "parameter": parameter,
+            "value": merged["value"],
+            "case": merged["case"],
+            "params": merged["p"],
+            "speedup": value,
+            "low": low,
+            "high": high,
+            "row_id": merged["row_id"].astype(str),
+            "baseline_row": merged["row_id_base"].astype(str),
+            "peak_ratio": peak_ratio,
+            "median_s": merged["median_s"].astype(float),
+            "baseline_median_s": merged["median_s_base"].astype(float),
+            "m": merged["m"],
+            "baseline_m": merged["m_base"],
+            "suspect": (merged["suspect"] | merged["suspect_base"]).astype(bool),
+            "reasons": [
+                tuple(dict.fromkeys([*a, *b]))
+                for a, b in zip(merged["reasons"], merged["reasons_base"], strict=True)
+            ],
+        }
+    )[COLUMNS].reset_index(drop=True)
 
 
 def precision_gains(current_ok: pd.DataFrame, baseline: str = "fp32") -> pd.DataFrame:
     """:func:`effects` of the precision (``precision``, or an older ``dtype`` parameter) against
     ``baseline``, with ``precision`` naming the lower one."""
-    renamed = current_ok.assign(p=[
-        {**{k: v for k, v in p.items() if k != "dtype"}, "precision": precision_of(p)}
-        if "precision" in p or "dtype" in p else p for p in current_ok["p"]
-    ])
+    renamed = current_ok.assign(
+        p=[
+            {**{k: v for k, v in p.items() if k != "dtype"}, "precision": precision_of(p)}
+            if "precision" in p or "dtype" in p
+            else p
+            for p in current_ok["p"]
+        ]
+    )
     table = effects(renamed, "precision", baseline)
     beyond = table["low"] > table["peak_ratio"] * PEAK_MARGIN
     return mark(table, beyond, "beyond-peak-ratio").assign(precision=table["value"])

@@ -82,9 +82,11 @@ def hardware_names(current: pd.DataFrame) -> dict[str, str]:
     per_host: dict[str, set[tuple[bool, str]]] = {}
     for host, cpu, model in zip(devices["host"], is_cpu, models.astype(str), strict=True):
         per_host.setdefault(str(host), set()).add((bool(cpu), model))
-    prints = {host: " + ".join(model for _, model in sorted(found))
-              for host, found in per_host.items()}  # fmt: skip
+    prints = {
+        host: " + ".join(model for _, model in sorted(found)) for host, found in per_host.items()
+    }
     sharing = pd.Series(prints).value_counts()
-    return {host: (f"{name} ({sharing[name]} hosts)" if sharing[name] > 1 else host)
-            for host, name in prints.items()}  # fmt: skip
-
+    return {
+        host: (f"{name} ({sharing[name]} hosts)" if sharing[name] > 1 else host)
+        for host, name in prints.items()
+    }

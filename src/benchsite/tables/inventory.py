@@ -8,7 +8,7 @@ from typing import Any
 
 import pandas as pd
 
-from benchsite import store
+from benchsite.store import parts as store
 from benchsite.tables.rows import RATES, each_once
 
 
@@ -33,8 +33,7 @@ def peaks(frame: pd.DataFrame) -> pd.DataFrame:
     at 192 GB/s out of its cache is no peak of its memory."""
     keys, ok = ["host", "device", "workload", "params_obj", "row_id"], frame["ok"].to_numpy(bool)
     good = frame.loc[ok, [*keys, *(column for column, _ in RATES)]]
-    doubtful = each_once(frame.loc[ok, "flags"], lambda codes: bool(NOT_A_PEAK & set(codes)),
-                         tuple)  # fmt: skip
+    doubtful = each_once(frame.loc[ok, "flags"], lambda codes: bool(NOT_A_PEAK & set(codes)), tuple)
     good = good.assign(doubtful=doubtful)
     rows = []
     for column, unit in RATES:  # each sorted with only the columns it keeps
@@ -67,8 +66,10 @@ def small_hosts(devices: pd.DataFrame) -> frozenset[str]:
     accelerated = {host for host, k in kinds.items() if k - {"cpu"}}
     if not accelerated:
         return frozenset()
-    cpus = {str(row.host): (row.info or {}).get("logical_cpus") or 0
-            for row in devices[devices["device_kind"].astype(str) == "cpu"].itertuples()}
+    cpus = {
+        str(row.host): (row.info or {}).get("logical_cpus") or 0
+        for row in devices[devices["device_kind"].astype(str) == "cpu"].itertuples()
+    }
     most = max(cpus.values(), default=0)
     return frozenset(h for h in kinds.index if h not in accelerated and cpus.get(h, 0) < most)
 
@@ -93,9 +94,12 @@ def runs(frame: pd.DataFrame) -> pd.DataFrame:
     ran = frame["device"].astype(str).where(status != "skipped")
     labels = frame["labels"] if "labels" in frame else pd.Series(None, index=frame.index)
     # sums and firsts a column at a time: a function per run cost ~2 s of a fleet's 1,000 runs
-    grouped = frame.assign(ran=ran, labels=labels, is_ok=(status == "ok").to_numpy(bool),
-                           is_skipped=(status == "skipped").to_numpy(bool)).groupby(
-        ["host", "run_id"], observed=True, sort=False)  # fmt: skip
+    grouped = frame.assign(
+        ran=ran,
+        labels=labels,
+        is_ok=(status == "ok").to_numpy(bool),
+        is_skipped=(status == "skipped").to_numpy(bool),
+    ).groupby(["host", "run_id"], observed=True, sort=False)
     table = grouped.agg(
         started=("timestamp", "min"),
         ended=("timestamp", "max"),
@@ -108,11 +112,21 @@ def runs(frame: pd.DataFrame) -> pd.DataFrame:
         labels=("labels", "first"),  # the first labelled row's
     ).reset_index()
     ran_on: dict[tuple[Any, Any], set[str]] = {}
-    for host, run, device in frame.assign(ran=ran)[["host", "run_id", "ran"]].dropna(
-            ).drop_duplicates().itertuples(index=False):  # fmt: skip
+    for host, run, device in (
+        frame.assign(ran=ran)[["host", "run_id", "ran"]]
+        .dropna()
+        .drop_duplicates()
+        .itertuples(index=False)
+    ):
         ran_on.setdefault((host, run), set()).add(device)
-    table.insert(9, "devices", [", ".join(sorted(ran_on.get((host, run), ())))
-                                for host, run in zip(table["host"], table["run_id"], strict=True)])
+    table.insert(
+        9,
+        "devices",
+        [
+            ", ".join(sorted(ran_on.get((host, run), ())))
+            for host, run in zip(table["host"], table["run_id"], strict=True)
+        ],
+    )
     table["labels"] = table["labels"].map(_labels_text)
     begun = pd.to_datetime(
         table["run_id"].astype(str).str[:16], format="%Y%m%dT%H%M%SZ", utc=True, errors="coerce"

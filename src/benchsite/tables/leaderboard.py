@@ -18,9 +18,22 @@ from benchsite.tables.rows import RATES, best_rate
 from benchsite.tables.speedups import without, work_keys
 
 COLUMNS = [
-    "workload", "case", "rank", "model", "device_kind", "host", "device", "median_s",
-    "ci_low_s", "ci_high_s", "rate", "rate_unit", "versus_best", "hosts", "row_id",
-]  # fmt: skip
+    "workload",
+    "case",
+    "rank",
+    "model",
+    "device_kind",
+    "host",
+    "device",
+    "median_s",
+    "ci_low_s",
+    "ci_high_s",
+    "rate",
+    "rate_unit",
+    "versus_best",
+    "hosts",
+    "row_id",
+]
 
 
 def leaderboard(usable: pd.DataFrame) -> pd.DataFrame:
@@ -29,13 +42,26 @@ def leaderboard(usable: pd.DataFrame) -> pd.DataFrame:
     if usable.empty:
         return pd.DataFrame(columns=COLUMNS)
     # only the columns a board reads: each board's split of all of them cost ~0.3 s in all
-    read = ["workload", "device_kind", "host", "device", "axis_value", "params_text", "row_id",
-            "median_s", "ci_low_s", "ci_high_s", *[c for c, _ in RATES if c in usable]]
+    read = [
+        "workload",
+        "device_kind",
+        "host",
+        "device",
+        "axis_value",
+        "params_text",
+        "row_id",
+        "median_s",
+        "ci_low_s",
+        "ci_high_s",
+        *[c for c, _ in RATES if c in usable],
+    ]
     keyed = usable[read].assign(  # a case: its world size, parameters and declared work
-        _case=[f"{w}\x1f{without(p)}\x1f{work}" for w, p, work in zip(
-            usable["world_size"], usable["p"], work_keys(usable), strict=True)],
+        _case=[
+            f"{w}\x1f{without(p)}\x1f{work}"
+            for w, p, work in zip(usable["world_size"], usable["p"], work_keys(usable), strict=True)
+        ],
         _model=usable["device_model"].astype(str),
-    )  # fmt: skip
+    )
     groups = keyed.groupby([keyed["workload"].astype(str), keyed["device_kind"].astype(str)])
     boards = [_board(workload, rows) for (workload, _), rows in groups]
     return pd.concat(boards, ignore_index=True) if boards else pd.DataFrame(columns=COLUMNS)
@@ -44,21 +70,32 @@ def leaderboard(usable: pd.DataFrame) -> pd.DataFrame:
 def _board(workload: str, rows: pd.DataFrame) -> pd.DataFrame:
     spread = rows.groupby("_case")["_model"].nunique()
     axis = rows.groupby("_case")["axis_value"].max().fillna(0)
-    reference = pd.DataFrame({"models": spread, "axis": axis}).sort_values(
-        ["models", "axis"], ascending=False, kind="stable").index[0]  # fmt: skip
+    reference = (
+        pd.DataFrame({"models": spread, "axis": axis})
+        .sort_values(["models", "axis"], ascending=False, kind="stable")
+        .index[0]
+    )
     case = rows[rows["_case"] == reference].sort_values("median_s", kind="stable")
     best = case.drop_duplicates("_model", keep="first")
     hosts = case.groupby("_model")["host"].nunique()
     rate = best_rate(best)
     leader = float(best["median_s"].iloc[0])
-    return pd.DataFrame({
-        "workload": workload, "case": str(best["params_text"].iloc[0]),
-        "rank": range(1, len(best) + 1), "model": best["_model"].to_numpy(),
-        "device_kind": best["device_kind"].astype(str).to_numpy(),
-        "host": best["host"].astype(str).to_numpy(), "device": best["device"].astype(str).to_numpy(),
-        "median_s": best["median_s"].to_numpy(float), "ci_low_s": best["ci_low_s"].to_numpy(float),
-        "ci_high_s": best["ci_high_s"].to_numpy(float),
-        "rate": best[rate[0]].to_numpy(float) if rate else float("nan"),
-        "rate_unit": rate[1] if rate else "", "versus_best": leader / best["median_s"].to_numpy(float),
-        "hosts": [int(hosts[m]) for m in best["_model"]], "row_id": best["row_id"].astype(str).to_numpy(),
-    })  # fmt: skip
+    return pd.DataFrame(
+        {
+            "workload": workload,
+            "case": str(best["params_text"].iloc[0]),
+            "rank": range(1, len(best) + 1),
+            "model": best["_model"].to_numpy(),
+            "device_kind": best["device_kind"].astype(str).to_numpy(),
+            "host": best["host"].astype(str).to_numpy(),
+            "device": best["device"].astype(str).to_numpy(),
+            "median_s": best["median_s"].to_numpy(float),
+            "ci_low_s": best["ci_low_s"].to_numpy(float),
+            "ci_high_s": best["ci_high_s"].to_numpy(float),
+            "rate": best[rate[0]].to_numpy(float) if rate else float("nan"),
+            "rate_unit": rate[1] if rate else "",
+            "versus_best": leader / best["median_s"].to_numpy(float),
+            "hosts": [int(hosts[m]) for m in best["_model"]],
+            "row_id": best["row_id"].astype(str).to_numpy(),
+        }
+    )

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 import pandas as pd
 
-from benchsite import store
+from benchsite.store import parts as store
 
 T = TypeVar("T")
 
@@ -27,8 +27,18 @@ RATES = (("tflops", "TFLOP/s"), ("gbps", "GB/s"), ("items_per_s", "items/s"))
 # number but does not disqualify it.
 SUSPECT_FLAGS = frozenset({"noisy", "unstable", "busy", "above-peak"})
 # the columns :func:`prepare` adds (a download of the store leaves them out)
-DERIVED_COLUMNS = ("p", "m", "dev", "params_obj", "params_text", "variant", "series", "ok",
-                   "reasons", "suspect")
+DERIVED_COLUMNS = (
+    "p",
+    "m",
+    "dev",
+    "params_obj",
+    "params_text",
+    "variant",
+    "series",
+    "ok",
+    "reasons",
+    "suspect",
+)
 
 
 def prepare(results: pd.DataFrame) -> pd.DataFrame:
@@ -64,8 +74,9 @@ def _suspect_codes(flags: tuple[str, ...]) -> tuple[str, ...]:
 def _decoded(frame: pd.DataFrame, column: str) -> pd.Series:
     if column not in frame:
         return pd.Series([{}] * len(frame), index=frame.index, dtype=object)
-    return store.decode_json(frame, column).map(lambda value: value if isinstance(value, dict)
-                                                else {})
+    return store.decode_json(frame, column).map(
+        lambda value: value if isinstance(value, dict) else {}
+    )
 
 
 def series(frame: pd.DataFrame) -> pd.Series:
@@ -177,5 +188,3 @@ def run_order(frame: pd.DataFrame) -> pd.DataFrame:
     """Rows in the order run pages list them: by run, workload, device, variant, axis value
     (:data:`RUN_ORDER`)."""
     return frame.sort_values(list(RUN_ORDER), kind="stable")
-
-

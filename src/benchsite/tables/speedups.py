@@ -40,10 +40,30 @@ CHUNK = 4096
 DEVICE_BOUND_PARAMS = ("include_transfer",)  # parameters that only mean something on a GPU
 WORK = ("flops", "bytes", "items")  # the work a case declares per call
 COLUMNS = [
-    "host", "workload", "device", "device_kind", "gpu_label", "cpu_label", "series", "variant",
-    "params", "precision", "include_transfer", "axis", "axis_value", "speedup", "low", "high",
-    "cpu_row", "gpu_row", "row_id", "cpu_median_s", "gpu_median_s", "suspect", "reasons",
-]  # fmt: skip
+    "host",
+    "workload",
+    "device",
+    "device_kind",
+    "gpu_label",
+    "cpu_label",
+    "series",
+    "variant",
+    "params",
+    "precision",
+    "include_transfer",
+    "axis",
+    "axis_value",
+    "speedup",
+    "low",
+    "high",
+    "cpu_row",
+    "gpu_row",
+    "row_id",
+    "cpu_median_s",
+    "gpu_median_s",
+    "suspect",
+    "reasons",
+]
 
 
 def speedups(current_ok: pd.DataFrame) -> pd.DataFrame:
@@ -57,14 +77,19 @@ def speedups(current_ok: pd.DataFrame) -> pd.DataFrame:
     merged = fast.merge(cpu, on="pair_key", suffixes=("", "_cpu"))
     if merged.empty:
         return pd.DataFrame(columns=COLUMNS)
-    intervals = ratio_intervals(list(zip(merged["samples_s_cpu"], merged["samples_s"], strict=True)))
+    intervals = ratio_intervals(
+        list(zip(merged["samples_s_cpu"], merged["samples_s"], strict=True))
+    )
     table = _table(merged, from_medians_where_no_samples(merged, intervals))
-    return table.sort_values(["host", "workload", "device", "variant", "axis_value"],
-                             kind="stable").reset_index(drop=True)
+    return table.sort_values(
+        ["host", "workload", "device", "variant", "axis_value"], kind="stable"
+    ).reset_index(drop=True)
 
 
 def from_medians_where_no_samples(
-    merged: pd.DataFrame, intervals: list[tuple[float, float, float]], num: str = "_cpu",
+    merged: pd.DataFrame,
+    intervals: list[tuple[float, float, float]],
+    num: str = "_cpu",
     den: str = "",
 ) -> list[tuple[float, float, float]]:
     """The intervals, where a side stored no samples (rows written by hand or by an old tool)
@@ -91,40 +116,59 @@ def _pair_keys(rows: pd.DataFrame) -> list[str]:
     return [
         f"{host}\x1f{workload}\x1f{world}\x1f{without(p, *DEVICE_BOUND_PARAMS)}\x1f{work}"
         for host, workload, world, p, work in zip(
-            rows["host"].astype(str), rows["workload"].astype(str), rows["world_size"],
-            rows["p"], work_keys(rows), strict=True)
-    ]  # fmt: skip
+            rows["host"].astype(str),
+            rows["workload"].astype(str),
+            rows["world_size"],
+            rows["p"],
+            work_keys(rows),
+            strict=True,
+        )
+    ]
 
 
 def work_keys(rows: pd.DataFrame) -> list[str]:
     """The work each row declares per call (:data:`WORK`, ``-`` where absent) as text: rows of
     one case's parameters on two devices did the same computation only where it is equal."""
-    columns = [rows[name] if name in rows else pd.Series(math.nan, index=rows.index)
-               for name in WORK]
-    return ["\x1e".join("-" if value != value else f"{float(value):.9g}" for value in values)
-            for values in zip(*columns, strict=True)]  # fmt: skip
+    columns = [
+        rows[name] if name in rows else pd.Series(math.nan, index=rows.index) for name in WORK
+    ]
+    return [
+        "\x1e".join("-" if value != value else f"{float(value):.9g}" for value in values)
+        for values in zip(*columns, strict=True)
+    ]
 
 
 def _table(merged: pd.DataFrame, intervals: list[tuple[float, float, float]]) -> pd.DataFrame:
     value, low, high = (np.array(column, dtype=float) for column in zip(*intervals, strict=True))
-    return pd.DataFrame({
-        "host": merged["host"].astype(str), "workload": merged["workload"].astype(str),
-        "device": merged["device"].astype(str), "device_kind": merged["device_kind"].astype(str),
-        "gpu_label": _labels(merged, ""), "cpu_label": _labels(merged, "_cpu"),
-        "series": merged["series"], "variant": merged["variant"], "params": merged["p"],
-        "precision": [precision_of(p) for p in merged["p"]],
-        "include_transfer": [bool(p.get("include_transfer", False)) for p in merged["p"]],
-        "axis": merged["axis"].astype(object).where(merged["axis"].notna(), None),
-        "axis_value": merged["axis_value"].astype(float),
-        "speedup": value, "low": low, "high": high,
-        "cpu_row": merged["row_id_cpu"].astype(str), "gpu_row": merged["row_id"].astype(str),
-        "row_id": merged["row_id"].astype(str),
-        "cpu_median_s": merged["median_s_cpu"].astype(float),
-        "gpu_median_s": merged["median_s"].astype(float),
-        "suspect": (merged["suspect"] | merged["suspect_cpu"]).astype(bool),
-        "reasons": [_union(a, b) for a, b in zip(merged["reasons"], merged["reasons_cpu"],
-                                                 strict=True)],
-    }).reset_index(drop=True)  # fmt: skip
+    return pd.DataFrame(
+        {
+            "host": merged["host"].astype(str),
+            "workload": merged["workload"].astype(str),
+            "device": merged["device"].astype(str),
+            "device_kind": merged["device_kind"].astype(str),
+            "gpu_label": _labels(merged, ""),
+            "cpu_label": _labels(merged, "_cpu"),
+            "series": merged["series"],
+            "variant": merged["variant"],
+            "params": merged["p"],
+            "precision": [precision_of(p) for p in merged["p"]],
+            "include_transfer": [bool(p.get("include_transfer", False)) for p in merged["p"]],
+            "axis": merged["axis"].astype(object).where(merged["axis"].notna(), None),
+            "axis_value": merged["axis_value"].astype(float),
+            "speedup": value,
+            "low": low,
+            "high": high,
+            "cpu_row": merged["row_id_cpu"].astype(str),
+            "gpu_row": merged["row_id"].astype(str),
+            "row_id": merged["row_id"].astype(str),
+            "cpu_median_s": merged["median_s_cpu"].astype(float),
+            "gpu_median_s": merged["median_s"].astype(float),
+            "suspect": (merged["suspect"] | merged["suspect_cpu"]).astype(bool),
+            "reasons": [
+                _union(a, b) for a, b in zip(merged["reasons"], merged["reasons_cpu"], strict=True)
+            ],
+        }
+    ).reset_index(drop=True)
 
 
 def _union(first: tuple[str, ...], second: tuple[str, ...]) -> tuple[str, ...]:
@@ -181,8 +225,11 @@ def block_picks(count: int, resamples: int, rng: np.random.Generator) -> np.ndar
 
 
 def ratio_intervals(
-    pairs: Sequence[tuple[Any, Any]], *, resamples: int = RESAMPLES,
-    confidence: float = CONFIDENCE, seed: int = SEED,
+    pairs: Sequence[tuple[Any, Any]],
+    *,
+    resamples: int = RESAMPLES,
+    confidence: float = CONFIDENCE,
+    seed: int = SEED,
 ) -> list[tuple[float, float, float]]:
     """(median ratio, low, high) of every (numerator samples, denominator samples) pair:
     ratio of medians and its block-bootstrap interval. Pairs of equal sample counts share

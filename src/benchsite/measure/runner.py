@@ -1,0 +1,381 @@
+"""``benchsite run``: plan every workload × parameter set × device, measure each case in a worker
+process, and store each result before the next case starts.
+
+The pipeline reads top to bottom in :func:`run_benchmarks`; each stage is a short helper.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import platform
+import socket
+import sys
+import time
+import uuid
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+from benchsite._infra import lock as locks
+from benchsite.errors import SelectionError
+from benchsite.host import config, registry, validation
+from benchsite.host.manager import Plugins, load_plugins
+from benchsite.host.registry import Registered
+from benchsite.measure import busy
+from benchsite.measure.distributed import launch as distributed
+from benchsite.measure.distributed.multinode import Nodes
+from benchsite.measure.outcome import Outcome, Status
+from benchsite.measure.sampling import MeasureSettings
+from benchsite.measure.worker import CaseSpec, Worker, WorkerDied
+from benchsite.records import Device, Workload
+from benchsite.store import check as store_check
+from benchsite.store import parts as store
+from benchsite.store import resume
+from benchsite.version import __version__
+
+PROFILES = {
+    "quick": MeasureSettings(
+        rel_ci=0.05, budget_s=0.6, min_samples=5, warmup_s=0.05, min_time_s=0.2
+    ),
+    # 2 s: on an H200 host, the cases that had not reached the 2% target by then (50 rows of a
+    # full run, replayed from their stored samples) were at a median of 6.6% after 2 s, 6.1%
+    # after 3 s and 5.8% after 5 s: a longer budget buys little and costs the suite minutes.
+    "full": MeasureSettings(budget_s=2.0),
+}
+DEFAULT_TIMEOUT_S = 600.0
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """Everything ``benchsite run`` can be told."""
+
+    results: Path = Path("results")
+    profile: str = "quick"
+    workloads: tuple[str, ...] = ()
+    devices: tuple[str, ...] = ()
+    plugins: tuple[str, ...] = ()
+    strict: bool = False
+    timeout_s: float | None = None
+    budget_s: float | None = None
+    resume: bool = False
+    retry_failed: bool = False
+    host: str | None = None
+    labels: tuple[tuple[str, str], ...] = ()  # --label key=value, stored with every row
+    nodes: Nodes | None = None  # distributed cases over several machines (--nnodes ...)
+
+
+@dataclass(frozen=True)
+class PlannedCase:
+    """One case to run: which workload (and its plugin), which device, which parameters."""
+
+    workload: Registered[Workload]
+    device: Device
+    params: dict[str, Any]
+    group: distributed.DeviceGroup | None = None  # the devices of a distributed case
+
+    @property
+    def case_key(self) -> str:
+        return f"{self.workload.item.name}?{json.dumps(self.params, sort_keys=True)}"
+
+
+class Reporter(Protocol):
+    """How a run or a site build tells its caller what happens (the CLI draws progress);
+    ``stage`` is a build's: stage ``index`` (from 0) of ``count`` starts."""
+
+    def started(self, run_id: str, total: int, resumed: int) -> None: ...
+    def case_started(self, planned: PlannedCase) -> None: ...
+    def case_finished(self, planned: PlannedCase, row: dict[str, Any]) -> None: ...
+    def notice(self, text: str) -> None: ...
+    def stage(self, name: str, index: int, count: int) -> None: ...
+
+
+class SilentReporter:
+    def started(self, run_id: str, total: int, resumed: int) -> None: ...
+    def case_started(self, planned: PlannedCase) -> None: ...
+    def case_finished(self, planned: PlannedCase, row: dict[str, Any]) -> None: ...
+    def notice(self, text: str) -> None: ...
+    def stage(self, name: str, index: int, count: int) -> None: ...
+
+
+@dataclass
+class RunReport:
+    """What a run did: its id, where it stored rows, and the status of each case."""
+
+    run_id: str
+    host: str
+    results: Path
+    statuses: dict[str, int] = field(default_factory=dict)
+    interrupted: bool = False
+    workload_s: dict[str, float] = field(default_factory=dict)  # wall time spent per workload
+
+    def add(self, row: dict[str, Any], workload: str, seconds: float) -> None:
+        """Count a stored row and the time its case took."""
+        self.statuses[row["status"]] = self.statuses.get(row["status"], 0) + 1
+        self.workload_s[workload] = self.workload_s.get(workload, 0.0) + seconds
+
+
+def run_benchmarks(options: RunOptions, reporter: Reporter | None = None) -> RunReport:
+    """Run every selected case and store its result; see the module docstring."""
+    reporter = reporter or SilentReporter()
+    host = options.host or socket.gethostname()
+    store_check.preflight(options.results, host)  # store writable, host name fits: before any case
+    plugins = load_plugins(options.plugins, strict=options.strict)  # problems: a note each
+    config.check()  # a wrong benchsite.toml stops the run before anything is measured
+    devices = select_devices(plugins, options.devices)  # hook: register_devices
+    workloads = select_workloads(plugins, options.workloads)  # hook: register_workloads
+    registry.collectors(plugins)  # hook: register_collectors, here for its problems: the
+    # worker that uses the collectors is quiet (and with --strict a problem stops the run now)
+    plan = plan_cases(workloads, devices, options.profile, options.nodes)
+    run_id, done, retry = _run_to_continue(options, host, plan)
+    todo = [planned for planned in plan if (planned.device.name, planned.case_key) not in done]
+    report = RunReport(run_id, host, options.results)
+    reporter.started(run_id, len(plan), len(plan) - len(todo))
+    machine = busy.check_before_run(devices, reporter, options.profile)  # recorded per row
+    context = RunContext(options, plugins, run_id, host, reporter, machine)
+    folder = store.run_dir(options.results, host, run_id)
+    with locks.run_lock(folder), Worker(options.plugins) as worker:
+        store.tidy_run(folder)  # what a killed writer of this run left
+        try:
+            for planned, row, seconds in measure_in_order(worker, todo, context):
+                failed = retry.get((planned.device.name, planned.case_key), ())
+                store.write_rows(options.results, host, run_id, [row], supersedes_rows=failed)
+                report.add(row, planned.workload.item.name, seconds)
+                reporter.case_finished(planned, row)
+        except KeyboardInterrupt:
+            report.interrupted = True
+        store.compact_run(options.results, host, run_id)
+    return report
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """What every row of one run shares."""
+
+    options: RunOptions
+    plugins: Plugins
+    run_id: str
+    host: str
+    reporter: Reporter
+    machine: dict[str, Any] = field(default_factory=dict)
+
+
+def measure_in_order(
+    worker: Worker, todo: Sequence[PlannedCase], context: RunContext
+) -> Iterator[tuple[PlannedCase, dict[str, Any], float]]:
+    """Measure the plan in order, yielding (case, row, seconds it took) as each finishes: one
+    case at a time in the worker, and the distributed cases of one device group (same kind and
+    world size) in one launch (:func:`benchsite.measure.distributed.launch.run_group`)."""
+    batches: dict[tuple[str, int], list[PlannedCase]] = {}
+    for planned in todo:
+        if planned.group is not None and planned.device.kind in planned.workload.item.devices:
+            batches.setdefault((planned.group.kind, planned.group.world_size), []).append(planned)
+    launched: set[tuple[str, int]] = set()
+    for planned in todo:
+        key = (planned.group.kind, planned.group.world_size) if planned.group else None
+        if key is None or key not in batches:
+            context.reporter.case_started(planned)
+            started = time.perf_counter()
+            row = measure_planned(worker, planned, context)
+            yield planned, row, time.perf_counter() - started
+        elif key not in launched:
+            launched.add(key)
+            worker.close()  # leave the devices' memory and cores to the group
+            yield from _measure_group(batches[key], context)
+
+
+def _measure_group(
+    batch: list[PlannedCase], context: RunContext
+) -> Iterator[tuple[PlannedCase, dict[str, Any], float]]:
+    group = batch[0].group
+    assert group is not None
+    cases = [
+        distributed.GroupCase(p.workload.item.name, p.params, _timeout(p, context.options))
+        for p in batch
+    ]
+    context.reporter.case_started(batch[0])
+    started = time.perf_counter()
+    outcomes = distributed.run_group(
+        group, cases, _settings(context.options), context.options.plugins
+    )
+    for index, outcome in enumerate(outcomes):
+        now = time.perf_counter()
+        if outcome.stored_elsewhere:
+            context.reporter.notice(f"{batch[index].case_key}: stored by the node of rank 0")
+        else:
+            yield batch[index], finish_row(batch[index], outcome, context), now - started
+        started = now
+        if index + 1 < len(batch):
+            context.reporter.case_started(batch[index + 1])
+
+
+def select_devices(plugins: Plugins, patterns: Sequence[str]) -> list[Device]:
+    """The devices to run on: all found, or those matching ``patterns`` (globs on names)."""
+    found = {name: registered.item for name, registered in registry.devices(plugins).items()}
+    if not patterns:
+        return list(found.values())
+    chosen = [device for name, device in found.items() if _matches(name, patterns)]
+    if not chosen:
+        raise SelectionError(
+            f"no device matches {', '.join(patterns)}; this machine has {', '.join(found)} "
+            f"(see `benchsite devices`)"
+        )
+    return chosen
+
+
+def select_workloads(plugins: Plugins, patterns: Sequence[str]) -> list[Registered[Workload]]:
+    """The workloads to run: all, or those whose name matches one of ``patterns`` (globs)."""
+    kinds = {registered.item.kind for registered in registry.devices(plugins).values()}
+    found = registry.workloads(plugins, kinds | validation.TORCH_DEVICE_KINDS)
+    chosen = [registered for name, registered in found.items() if _matches(name, patterns)]
+    if patterns and not chosen:
+        raise SelectionError(
+            f"no workload matches {', '.join(patterns)}; see `benchsite workloads` for names"
+        )
+    return chosen
+
+
+def _matches(name: str, patterns: Sequence[str]) -> bool:
+    return not patterns or any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns)
+
+
+def plan_cases(
+    workloads: Sequence[Registered[Workload]],
+    devices: Sequence[Device],
+    profile: str,
+    nodes: Nodes | None = None,
+) -> list[PlannedCase]:
+    """Every (workload, parameters, device) of ``profile``: each parameter set on every device
+    one after the other (interleaved), so that the CPU and GPU cases of a pair are measured
+    close together in time and a change in the machine does not bias their ratio; distributed
+    workloads last, once per device kind (:func:`distributed.device_groups`)."""
+    if profile not in PROFILES:
+        raise SelectionError(f"unknown profile {profile!r}: use quick or full")
+    single = [
+        PlannedCase(registered, device, params)
+        for registered in workloads
+        if not registered.item.distributed
+        for params in registered.item.grid(profile)
+        for device in devices
+    ]
+    return single + [
+        PlannedCase(registered, group.device, params, group)
+        for registered in workloads
+        if registered.item.distributed
+        for params in registered.item.grid(profile)
+        for group in distributed.device_groups(devices, params, nodes)
+    ]
+
+
+def measure_planned(worker: Worker, planned: PlannedCase, context: RunContext) -> dict[str, Any]:
+    """Measure one planned case (or explain why not) and return its complete result row."""
+    workload = planned.workload.item
+    if planned.device.kind not in workload.devices:
+        supported = ", ".join(workload.devices)
+        reason = f"{workload.name} runs only on {supported}, not on {planned.device.kind}"
+        outcome = Outcome(Status.SKIPPED, reason)
+    elif planned.group is not None:  # one process per rank, through torch's launcher
+        worker.close()  # leave the devices' memory and cores to the group
+        case = distributed.GroupCase(
+            workload.name, planned.params, _timeout(planned, context.options)
+        )
+        outcome = next(
+            distributed.run_group(
+                planned.group, [case], _settings(context.options), context.options.plugins
+            )
+        )
+    else:
+        spec = CaseSpec(
+            workload.name, planned.device.name, planned.params, _settings(context.options)
+        )
+        try:
+            outcome = worker.run(spec, _timeout(planned, context.options))
+        except WorkerDied as exc:
+            outcome = Outcome(exc.status, str(exc))
+    return finish_row(planned, outcome, context)
+
+
+def _settings(options: RunOptions) -> MeasureSettings:
+    settings = PROFILES[options.profile]
+    return settings if options.budget_s is None else replace(settings, budget_s=options.budget_s)
+
+
+def _timeout(planned: PlannedCase, options: RunOptions) -> float:
+    return options.timeout_s or planned.workload.item.timeout_s or DEFAULT_TIMEOUT_S
+
+
+def finish_row(planned: PlannedCase, outcome: Outcome, context: RunContext) -> dict[str, Any]:
+    """Report the outcome's notices and turn it into a complete store row."""
+    for text in outcome.notices:
+        context.reporter.notice(text)
+    return build_row(planned, outcome.columns(), context)
+
+
+def build_row(planned: PlannedCase, outcome: dict[str, Any], context: RunContext) -> dict[str, Any]:
+    """A full store row: the outcome's columns plus what produced them and where."""
+    workload, device = planned.workload.item, planned.device
+    axis = workload.axis
+    axis_value = planned.params.get(axis) if axis else None
+    return {
+        **outcome,
+        "row_id": uuid.uuid4().hex,
+        "run_id": context.run_id,
+        "timestamp": datetime.now(UTC),
+        "host": context.host,
+        "device": device.name,
+        "device_kind": device.kind,
+        "device_model": str(device.info.get("model", device.name)),
+        "fingerprint": device.fingerprint,
+        "workload": workload.name,
+        "plugin": planned.workload.plugin,
+        "plugin_version": context.plugins.version_of(planned.workload.plugin),
+        "profile": context.options.profile,
+        "params": planned.params,
+        "case_key": planned.case_key,
+        "axis": axis,
+        "axis_value": float(axis_value) if isinstance(axis_value, int | float) else None,
+        "world_size": outcome.get("world_size", 1),
+        "device_info": dict(device.info),
+        "environment": {**environment(), **context.machine},
+        "benchsite_version": __version__,
+        "torch_version": str(device.info.get("torch_version", "")) or None,
+        "schema_version": store.SCHEMA_VERSION,
+        "labels": dict(context.options.labels) or None,
+    }
+
+
+def parse_labels(texts: Sequence[str]) -> tuple[tuple[str, str], ...]:
+    """``--label key=value`` options as (key, value) pairs; a later key wins."""
+    labels: dict[str, str] = {}
+    for text in texts:
+        key, sep, value = text.partition("=")
+        if not sep or not key.strip():
+            raise SelectionError(f"--label takes KEY=VALUE (like commit=3f2a9c1), got {text!r}")
+        labels[key.strip()] = value.strip()
+    return tuple(labels.items())
+
+
+def environment() -> dict[str, Any]:
+    """What ran the measurement besides the device: Python, OS, command line."""
+    return {
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "argv": sys.argv,
+    }
+
+
+def _new_run_id() -> str:
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + "-" + uuid.uuid4().hex[:6]
+
+
+def _run_to_continue(
+    options: RunOptions, host: str, plan: Sequence[PlannedCase]
+) -> tuple[str, frozenset[tuple[str, str]], dict[tuple[str, str], tuple[str, ...]]]:
+    """The run to write into, the (device, case) pairs it holds, and failed rows to replace."""
+    if not options.resume:
+        return _new_run_id(), frozenset(), {}
+    planned = [(p.device.name, p.case_key) for p in plan]
+    found = resume.find_run(options.results, host, planned, options.profile, options.retry_failed)
+    return found.run_id, found.done, {key: (row,) for key, row in found.retry.items()}
