@@ -248,6 +248,24 @@ class Page:
         return self.path or f"{self.name}.html"
 
 
+@dataclass(frozen=True)
+class Flag:
+    """What a validity flag means: ``name`` is the code a ``prepare_results`` plugin puts in a
+    row's ``flags`` column (a tuple of codes), ``description`` says in a line what it found.
+
+    A flagged row is never dropped; the flag says how far its number may be trusted:
+    ``suspect`` — the number is not headline-worthy (the tables mark the row suspect, with the
+    flag as its reason: it is shown, marked, and never a headline, a verdict or a crossover's
+    answer); ``not_a_peak`` — its rate measured something other than the device (a cache,
+    launch overhead), so it counts as the device's peak only where nothing else was measured.
+    A flag with neither qualifies a number without disqualifying it."""
+
+    name: str
+    description: str
+    suspect: bool = False
+    not_a_peak: bool = False
+
+
 def _deprecated(what: str) -> None:
     warnings.warn(
         f"{what} is deprecated and ignored (the build schedules its own work): remove the "
