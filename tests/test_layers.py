@@ -28,8 +28,20 @@ _spec.loader.exec_module(graph)
 # low to high: a module may import its own stage and the stages before it
 STAGES = ("contract", "_infra", "host", "store", "measure", "tables", "site", "toolkit", "cli")
 CONTRACT = {"hookspecs", "records", "errors", "units", "stats", "version"}
-# the public modules a built-in plugin may import names from (each name in the module's __all__)
-PUBLIC = ("benchsite", "benchsite.units", "benchsite.errors", "benchsite.tables", "benchsite.site")
+# top-level modules that are the public face of a stage: benchsite.config re-exports the host's
+# configuration functions for plugins
+FACES = {"config": "host"}
+# the public modules a built-in plugin may import names from (each name in the module's
+# __all__); a submodule listed in a public module's __all__ is public too, and so is the toolkit
+PUBLIC = (
+    "benchsite",
+    "benchsite.units",
+    "benchsite.errors",
+    "benchsite.config",
+    "benchsite.tables",
+    "benchsite.site",
+    "benchsite.toolkit",
+)
 
 
 def stage(module: str) -> str:
@@ -39,7 +51,7 @@ def stage(module: str) -> str:
         return "contract"
     if parts[1] == "__main__":
         return "cli"
-    return parts[1]
+    return FACES.get(parts[1], parts[1])
 
 
 ENGINE = graph.module_names(SOURCE)
@@ -128,9 +140,18 @@ PLUGIN_ARROWS = graph.arrows({**ENGINE, **BUILT_INS})
 PLUGIN_ARROWS = [a for a in PLUGIN_ARROWS if a.importer in BUILT_INS]
 
 
+def is_public(module: str) -> bool:
+    """Whether plugins may import ``module``: a public module, a toolkit module, or one that a
+    public module lists in its ``__all__``."""
+    parent, _, name = module.rpartition(".")
+    if module in PUBLIC or parent == "benchsite.toolkit":
+        return True
+    return bool(parent) and is_public(parent) and name in public_names(parent)
+
+
 def public_names(module: str) -> set[str]:
     """What ``module`` declares public: its ``__all__``, when it is a public module."""
-    if module not in PUBLIC and not module.startswith("benchsite.toolkit"):
+    if not is_public(module):
         return set()
     return set(getattr(importlib.import_module(module), "__all__", ()))
 
@@ -150,10 +171,7 @@ def _private_import(arrow) -> str | None:
     if arrow.names:
         hidden = set(arrow.names) - public_names(arrow.imported)
         return f"{sorted(hidden)} from {arrow.imported}" if hidden else None
-    parent, _, name = arrow.imported.rpartition(".")
-    if arrow.imported.startswith("benchsite.toolkit") or name in public_names(parent):
-        return None
-    return f"the module {arrow.imported}"
+    return None if is_public(arrow.imported) else f"the module {arrow.imported}"
 
 
 def test_built_in_plugins_import_only_public_engine_names():
