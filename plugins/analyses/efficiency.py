@@ -13,15 +13,17 @@ a reader how much a workload leaves on the table.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from benchsite import Analysis, Finding, hookimpl
-from benchsite.tables import Tables
 from benchsite.toolkit.findings import device_label, finding, percent, precision_of
 from benchsite.units import format_number
+
+if TYPE_CHECKING:
+    from benchsite.tables import Tables
 
 PEAK_FLOPS, PEAK_BYTES = "matmul", "copy"
 # workloads whose GB/s crosses another link than the device's memory (PCIe, NVLink, a network)

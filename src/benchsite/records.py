@@ -7,7 +7,9 @@ that the engine can check them in one place (:mod:`benchsite.host.registry`).
 from __future__ import annotations
 
 import abc
+import functools
 import itertools
+import json
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import InitVar, dataclass, field
@@ -281,3 +283,25 @@ class RenderedPage:
 
     path: str
     content: str | bytes
+
+
+# -- case parameters -----------------------------------------------------------------------------
+
+
+def precision_of(params: Mapping[str, Any]) -> str:
+    """The precision a case ran at (``precision``, or an older ``dtype`` parameter; else fp32)."""
+    return str(params.get("precision") or params.get("dtype") or "fp32")
+
+
+def without(params: Mapping[str, Any], *names: str) -> str:
+    """A stable key of ``params`` without ``names``: rows equal on it differ only in those."""
+    try:
+        return _without(tuple((k, type(v), v) for k, v in params.items()), names)
+    except TypeError:  # a value that cannot be hashed (a list): not cached
+        return json.dumps({k: v for k, v in params.items() if k not in names}, sort_keys=True)
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _without(items: tuple[tuple[str, type, Any], ...], names: tuple[str, ...]) -> str:
+    # the value's type is part of the key: 1, 1.0 and True are equal, their JSON is not
+    return json.dumps({k: v for k, _, v in items if k not in names}, sort_keys=True)
