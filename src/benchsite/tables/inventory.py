@@ -10,6 +10,7 @@ from typing import Any
 import pandas as pd
 
 from benchsite.store import parts as store
+from benchsite.tables import flags as flag_meanings
 from benchsite.tables.rows import RATES, each_once
 
 
@@ -24,11 +25,14 @@ def devices(frame: pd.DataFrame) -> pd.DataFrame:
     return table.sort_values(["host", "device_kind", "device"]).reset_index(drop=True)
 
 
-def peaks(frame: pd.DataFrame, not_a_peak: Collection[str] = ()) -> pd.DataFrame:
+def peaks(frame: pd.DataFrame, not_a_peak: Collection[str] | None = None) -> pd.DataFrame:
     """Per (host, device, workload): the best TFLOP/s, GB/s and items/s measured, with the row.
     A row with a flag of ``not_a_peak`` (codes of flags registered with ``not_a_peak=True``:
     it measured something else, such as a cache or launch overhead) stands only where nothing
-    else was measured: a CPU copy out of its cache is no peak of its memory."""
+    else was measured: a CPU copy out of its cache is no peak of its memory. ``None``: the
+    installed plugins' flags."""
+    if not_a_peak is None:
+        not_a_peak = flag_meanings.not_a_peak_codes(flag_meanings.installed())
     not_a_peak = frozenset(not_a_peak)
     keys, ok = ["host", "device", "workload", "params_obj", "row_id"], frame["ok"].to_numpy(bool)
     good = frame.loc[ok, [*keys, *(column for column, _ in RATES)]]

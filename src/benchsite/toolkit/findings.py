@@ -165,6 +165,7 @@ def column_groups(
 
 
 def is_accelerator(kind: Any) -> bool:
+    """Whether a device kind is an accelerator (:data:`ACCELERATOR_KINDS`), not the CPU."""
     return str(kind) in ACCELERATOR_KINDS
 
 
@@ -327,6 +328,7 @@ def describe_crossover(c: Any, in_bytes: bool = False) -> str:
 
 
 def percent(value: float) -> str:
+    """A share in words (:func:`benchsite.units.format_percent`): ``0.25`` → ``25%``."""
     return format_percent(value)
 
 
@@ -388,10 +390,12 @@ def transfer_text(params: Mapping[str, Any]) -> str:
 
 
 def bytes_text(value: float | None) -> str:
+    """A byte count in words (:func:`benchsite.units.format_bytes`): ``1.5 GiB``."""
     return format_bytes(value)
 
 
 def seconds_text(value: float | None) -> str:
+    """A duration in words (:func:`benchsite.units.format_seconds`): ``12.3 ms``."""
     return format_seconds(value)
 
 
@@ -501,6 +505,8 @@ def speedup_summary(table: pd.DataFrame) -> tuple[str, list[str]]:
 
 
 def transfers_sentence(table: pd.DataFrame) -> str:
+    """Whether the GPU times of ``table`` (its ``include_transfer`` column) include the
+    host↔device copies, in one sentence."""
     values = set(table["include_transfer"])
     if values == {False}:
         return "GPU times exclude host↔device copies (data already on the GPU)"

@@ -171,6 +171,7 @@ def _ran(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def has_accelerator(site: Site) -> bool:
+    """Whether the store holds a row measured on any device but the CPU."""
     return bool((site.results["device_kind"] != "cpu").any())
 
 

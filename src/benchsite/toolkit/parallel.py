@@ -152,6 +152,8 @@ def transformer_layers(sizes: Sizes) -> list[Any]:
 
 
 def model_layers(model: str, sizes: Sizes) -> list[Any]:
+    """The layers of ``model`` (``mlp`` or ``transformer``) at ``sizes``; another name skips
+    the case."""
     if model == "mlp":
         return mlp_layers(sizes)
     if model == "transformer":
