@@ -11,8 +11,10 @@ is kept, but its modules are not nodes.
 - cycles: the strongly connected components of more than one module;
 - floors: the length of the longest chain of arrows, in modules, once each cycle is one node.
 
-``python scripts/import_graph.py [SRC]`` prints the counts and each cycle; tests/test_layers.py
-uses the same functions to enforce the layering rule of docs/architecture.md.
+``python scripts/import_graph.py [SRC]`` prints the counts and each cycle, once for every import
+and once for only those that run when a module is imported (not in functions, not under
+``TYPE_CHECKING``); tests/test_layers.py uses the same functions (every import) to enforce the
+layering rule of docs/architecture.md.
 """
 
 from __future__ import annotations
@@ -59,9 +61,30 @@ def _base(module: str, path: Path, node: ast.ImportFrom) -> str:
     return ".".join([*parts, node.module] if node.module else parts)
 
 
-def _targets(module: str, path: Path, known: set[str]) -> Iterator[tuple[str, int, tuple]]:
-    """(imported module, line, names) for every import of ``package`` in one file."""
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+def _loaded_at_import(tree: ast.Module) -> Iterator[ast.AST]:
+    """The import statements that run when the module is imported: at its top level (inside a
+    top-level ``try`` or ``if`` too), not in functions and not under ``TYPE_CHECKING``."""
+    stack: list[ast.stmt] = list(tree.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            stack.extend(node.orelse)
+        elif isinstance(node, ast.If | ast.Try | ast.With):
+            for field in ("body", "orelse", "finalbody", "handlers"):
+                stack.extend(getattr(node, field, []))
+        elif isinstance(node, ast.ExceptHandler):
+            stack.extend(node.body)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            yield node
+
+
+def _targets(
+    module: str, path: Path, known: set[str], top_only: bool = False
+) -> Iterator[tuple[str, int, tuple]]:
+    """(imported module, line, names) for every import of ``package`` in one file (with
+    ``top_only``, only those that run when it is imported)."""
+    tree = ast.parse(path.read_text(), str(path))
+    for node in _loaded_at_import(tree) if top_only else ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 yield alias.name, node.lineno, ()
@@ -75,12 +98,13 @@ def _targets(module: str, path: Path, known: set[str]) -> Iterator[tuple[str, in
                     yield base, node.lineno, (alias.name,)
 
 
-def arrows(modules: dict[str, Path]) -> list[Arrow]:
-    """Every import of the package's modules (and of ``benchsite.plugins``) by the modules."""
+def arrows(modules: dict[str, Path], top_only: bool = False) -> list[Arrow]:
+    """Every import of the package's modules (and of ``benchsite.plugins``) by the modules;
+    with ``top_only``, only those that run when a module is imported."""
     known = set(modules)
     found = []
     for module, path in modules.items():
-        for target, line, names in _targets(module, path, known):
+        for target, line, names in _targets(module, path, known, top_only):
             if target == PACKAGE or target.startswith(f"{PACKAGE}."):
                 found.append(Arrow(module, _most_specific(target, known), line, names))
     return found
@@ -158,10 +182,10 @@ def floors(nodes: set[str], links: set[tuple[str, str]]) -> int:
     return max((floor(node) for node in below), default=0)
 
 
-def counts(source: Path = DEFAULT_SOURCE) -> dict[str, object]:
+def counts(source: Path = DEFAULT_SOURCE, top_only: bool = False) -> dict[str, object]:
     """The graph's figures for the engine under ``source``."""
     modules = module_names(source)
-    links = edges(arrows(modules), modules)
+    links = edges(arrows(modules, top_only), modules)
     found = cycles(set(modules), links)
     return {
         "modules": len(modules),
@@ -172,15 +196,17 @@ def counts(source: Path = DEFAULT_SOURCE) -> dict[str, object]:
 
 
 def main(argv: list[str]) -> int:
-    source = Path(argv[1]) if len(argv) > 1 else DEFAULT_SOURCE
-    figures = counts(source)
-    found = figures["cycles"]
-    print(
-        f"{source}: {figures['modules']} modules, {figures['floors']} floors, "
-        f"{figures['arrows']} arrows, {len(found)} cycles"
-    )
-    for component in found:
-        print("  cycle:", " <-> ".join(component))
+    paths = [arg for arg in argv[1:] if not arg.startswith("--")]
+    source = Path(paths[0]) if paths else DEFAULT_SOURCE
+    for top_only, which in ((False, "every import"), (True, "imports run at import time")):
+        figures = counts(source, top_only)
+        found = figures["cycles"]
+        print(
+            f"{source} ({which}): {figures['modules']} modules, {figures['floors']} floors, "
+            f"{figures['arrows']} arrows, {len(found)} cycles"
+        )
+        for component in found:
+            print("  cycle:", " <-> ".join(component))
     return 0
 
 
