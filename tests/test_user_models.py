@@ -18,6 +18,7 @@ import pytest
 from analysis_frames import row
 
 from benchsite.cli.app import main
+from benchsite.errors import BenchsiteError
 from benchsite.host import models
 from benchsite.store import parts as store
 from tests.test_cli import cli
@@ -168,7 +169,7 @@ def test_models_from_benchsite_toml_are_read_and_checked(user_folder, monkeypatc
     assert [m.name for m in found] == ["tiny", "tiny-net"]
     assert found[0].shape == (16,) and found[0].batches == (2, 4)
     (user_folder / "benchsite.toml").write_text('[[models]]\nfactory = "usernets:tiny_net"\n')
-    with pytest.raises(models.BenchsiteError, match=r"\[\[models\]\] #1: say what the model"):
+    with pytest.raises(BenchsiteError, match=r"\[\[models\]\] #1: say what the model"):
         models.user_models()
     (user_folder / "benchsite.toml").unlink()
 

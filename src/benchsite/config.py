@@ -9,5 +9,6 @@ run); import these names from here.
 from __future__ import annotations
 
 from benchsite.host.config import config_path, declare, section, value
+from benchsite.host.models import UserModel, user_models
 
-__all__ = ["config_path", "declare", "section", "value"]
+__all__ = ["UserModel", "config_path", "declare", "section", "user_models", "value"]

@@ -25,7 +25,6 @@ import pluggy
 
 from benchsite import hookspecs
 from benchsite.errors import PluginError, describe_exception
-from benchsite.host import models as user_models
 from benchsite.version import __version__
 
 ENTRY_POINT_GROUP = "benchsite"
@@ -130,22 +129,14 @@ class Plugins:
 
 
 def load_plugins(
-    plugin_specs: Sequence[str] = (),
-    *,
-    strict: bool = False,
-    quiet: bool = False,
-    models: Sequence[str] = (),
+    plugin_specs: Sequence[str] = (), *, strict: bool = False, quiet: bool = False
 ) -> Plugins:
-    """Build a plugin manager with every plugin found; see the module docstring. ``models``
-    are ``--model`` values: each, and each ``[[models]]`` table of ``benchsite.toml``, is one
-    more plugin (:mod:`benchsite.host.models`)."""
+    """Build a plugin manager with every plugin found; see the module docstring."""
     manager = pluggy.PluginManager(hookspecs.PROJECT)
     manager.add_hookspecs(hookspecs)
     plugins = Plugins(manager, plugin_specs=tuple(plugin_specs), strict=strict, quiet=quiet)
     for name, loader, source, version in _candidates(plugin_specs):
         _load_one(plugins, name, loader, source, version)
-    for name, plugin, source in user_models.model_plugins(models):
-        _load_one(plugins, name, lambda plugin=plugin: plugin, source, "local")
     return plugins
 
 

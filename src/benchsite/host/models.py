@@ -1,16 +1,13 @@
-"""A user's own model as a workload: ``benchsite run --model MODULE:FACTORY`` and ``[[models]]``.
+"""A user's own models: ``benchsite run --model MODULE:FACTORY`` and ``[[models]]``, read and
+checked.
 
-Each model given on the command line or in ``benchsite.toml`` becomes one plugin, registered
-by :func:`benchsite.host.manager.load_plugins` like any other, whose ``register_workloads``
-gives two workloads, ``<name>-infer`` and ``<name>-train``, with cases the engine derives: a
-batch sweep in fp32, each other precision at one batch (those a device cannot run are skipped
-with the reason), and ``torch.compile`` in the full profile. Only the model's text description
-travels to the worker processes; the worker imports the user's module itself (from the current
-folder or ``PYTHONPATH``) when a case is set up. What is wrong with a model — a module that
-does not import, a factory that raises or returns no module, inputs that do not fit — is one
-line naming the model, stored as each of its cases' ``error`` row; the run goes on. A
-malformed description (no ``:``, an unknown key, a batch that is no number) stops the run
-before anything is measured, as any bad flag does.
+:func:`user_models` gives every model described in ``benchsite.toml`` and on the command line
+(public as :func:`benchsite.config.user_models`); a plugin turns each into workloads (the
+built-in ``workloads.user_models`` gives ``<name>-infer`` and ``<name>-train``). Only the
+models' text travels to the worker processes, in :data:`MODELS_ENV` while a run lasts
+(:func:`exported`); each worker imports the user's module itself. A malformed description (no
+``:``, an unknown key, a batch that is no number) stops the run before anything is measured,
+as any bad flag does.
 
 A description on the command line is ``MODULE:FACTORY`` followed by ``,key=value`` settings;
 in ``benchsite.toml`` a ``[[models]]`` table with ``factory`` and the same keys:
@@ -29,22 +26,20 @@ in ``benchsite.toml`` a ``[[models]]`` table with ``factory`` and the same keys:
 
 from __future__ import annotations
 
-import importlib
+import contextlib
+import json
 import os
 import re
-import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from benchsite.errors import BenchsiteError, ConfigError
-from benchsite.hookspecs import hookimpl
 from benchsite.host import config
-from benchsite.records import Case, Device, Workload
 
 BATCHES = (1, 8, 32, 128)
 QUICK_BATCHES = (1, 4)
-OTHER_PRECISIONS = ("tf32", "bf16", "fp16")
+MODELS_ENV = "BENCHSITE_MODELS"  # the run's --model values, for its worker processes
 KEYS = ("name", "inputs", "shape", "dtype", "high", "loss", "targets", "batches", "quick_batches")
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
 _REF = re.compile(r"^[A-Za-z_][\w.]*(:[A-Za-z_]\w*)?$")
@@ -69,9 +64,12 @@ class UserModel:
     quick_batches: tuple[int, ...] = QUICK_BATCHES
 
 
-def user_models(cli_specs: Sequence[str] = ()) -> list[UserModel]:
-    """The models of ``benchsite.toml``'s ``[[models]]`` and of ``--model`` values, checked;
-    :class:`BenchsiteError` (one line) for a malformed one."""
+def user_models(cli_specs: Sequence[str] | None = None) -> list[UserModel]:
+    """The models of ``benchsite.toml``'s ``[[models]]`` and of ``--model`` values (default:
+    those of the run in progress, :data:`MODELS_ENV`), checked; :class:`BenchsiteError` (one
+    line) for a malformed one."""
+    if cli_specs is None:
+        cli_specs = json.loads(os.environ.get(MODELS_ENV) or "[]")
     found = [from_table(table, index) for index, table in enumerate(_config_tables(), start=1)]
     found += [from_cli(spec) for spec in cli_specs]
     names = [model.name for model in found]
@@ -170,108 +168,22 @@ def _dtype(table: dict[str, Any], where: str) -> str:
     return dtype
 
 
-# -- the plugin ---------------------------------------------------------------------------------
+def exported(cli_specs: Sequence[str]) -> contextlib.AbstractContextManager[None]:
+    """While the run lasts, ``--model`` values in :data:`MODELS_ENV` (a JSON list): the
+    worker processes it starts inherit them, and so read the same models."""
+    return _exported(tuple(cli_specs))
 
 
-class ModelPlugin:
-    """The plugin that registers one user model's workloads."""
-
-    def __init__(self, model: UserModel) -> None:
-        self.model = model
-
-    @hookimpl
-    def register_workloads(self) -> list[Workload]:
-        return [self._workload(train=False), self._workload(train=True)]
-
-    def _workload(self, train: bool) -> Workload:
-        model, mode = self.model, "train" if train else "infer"
-        what = "One AdamW training step" if train else "One forward pass in eval() mode"
-        return Workload(
-            name=f"{model.name}-{mode}",
-            description=f"{what} of the user's model {model.name} ({model.factory}); items/s.",
-            setup=lambda device, params: setup_case(model, device, params, train),
-            params=_grid(model.batches, with_compile=True),
-            quick=_grid(model.quick_batches, with_compile=False),
-            tags=("training" if train else "inference", "user-model", "batch-sweep"),
-            axis="batch",
-        )
-
-
-def _grid(batches: tuple[int, ...], with_compile: bool) -> list[dict[str, list[Any]]]:
-    """fp32 over the batches; the other precisions and (full) torch.compile at one batch."""
-    at = [batches[len(batches) // 2]]
-    grid = [
-        {"batch": list(batches), "precision": ["fp32"]},
-        {"batch": at, "precision": list(OTHER_PRECISIONS)},
-    ]
-    if with_compile:
-        grid.append({"batch": at, "precision": ["fp32", "bf16"], "compile": [True]})
-    return grid
-
-
-def model_plugins(cli_specs: Sequence[str] = ()) -> list[tuple[str, ModelPlugin, str]]:
-    """(plugin name, plugin, source) for every user model."""
-    return [
-        (f"model:{model.name}", ModelPlugin(model), model.where) for model in user_models(cli_specs)
-    ]
-
-
-# -- inside the worker: the case ----------------------------------------------------------------
-
-
-def setup_case(model: UserModel, device: Device, params: dict[str, Any], train: bool) -> Case:
-    """Import the user's functions and build the case (:mod:`benchsite.toolkit.modules`)."""
-    from benchsite.toolkit.modules import ModuleSpec, module_case
-
-    spec = ModuleSpec(
-        name=model.name,
-        factory=resolve(model, model.factory),
-        inputs=_inputs(model),
-        loss=resolve(model, model.loss) if model.loss else None,
-        targets=resolve(model, model.targets) if model.targets else None,
-        where=model.where,
-    )
-    return module_case(device, params, spec, train)
-
-
-def _inputs(model: UserModel) -> Callable[[int], Any]:
-    if model.inputs:
-        return resolve(model, model.inputs)
-    shape, dtype, high = model.shape or (), model.dtype, model.high
-
-    def inputs(batch: int) -> Any:
-        import torch
-
-        kind = getattr(torch, dtype)
-        if kind.is_floating_point:
-            return torch.randn(batch, *shape, dtype=kind)
-        return torch.randint(0, int(high or 2), (batch, *shape), dtype=kind)
-
-    return inputs
-
-
-def resolve(model: UserModel, ref: str) -> Any:
-    """The function ``[MODULE:]NAME`` names (the factory's module when none is given), imported
-    with the current folder on ``sys.path``; :class:`ModelError` when it cannot be found."""
-    from benchsite.toolkit.modules import ModelError
-
-    module_name, _, attribute = ref.rpartition(":") if ":" in ref else ("", "", ref)
-    module_name = module_name or model.factory.split(":")[0]
-    if os.getcwd() not in sys.path:
-        sys.path.append(os.getcwd())
+@contextlib.contextmanager
+def _exported(cli_specs: tuple[str, ...]) -> Iterator[None]:
+    before = os.environ.get(MODELS_ENV)
+    if cli_specs:
+        user_models(cli_specs)  # a malformed one stops the run here, before anything is measured
+        os.environ[MODELS_ENV] = json.dumps(list(cli_specs))
     try:
-        module = importlib.import_module(module_name)
-    except Exception as exc:  # noqa: BLE001 - the user's module: any failure is theirs to fix
-        from benchsite.errors import describe_exception
-
-        raise ModelError(
-            f"model {model.name} ({model.where}): cannot import {module_name} "
-            f"({describe_exception(exc)}): run benchsite from the folder that holds it or put "
-            "it on PYTHONPATH"
-        ) from None
-    if not callable(found := getattr(module, attribute, None)):
-        raise ModelError(
-            f"model {model.name} ({model.where}): {module_name} has no function {attribute}: "
-            "fix the name"
-        )
-    return found
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(MODELS_ENV, None)
+        else:
+            os.environ[MODELS_ENV] = before

@@ -14,6 +14,20 @@ from typing import Any
 
 from benchsite import SkipCase
 
+__all__ = [
+    "DECODERS",
+    "GPT2_SMALL",
+    "INSTALL",
+    "LLAMA_3_2_1B",
+    "MISSING",
+    "available",
+    "bert_base",
+    "decoder",
+    "require",
+    "resnet50",
+    "vit_b16",
+]
+
 INSTALL = "pip install 'benchsite[models]'"
 MISSING = f"needs Hugging Face transformers, not installed here: {INSTALL}"
 
