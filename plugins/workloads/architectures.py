@@ -124,7 +124,12 @@ def _workload(arch: Architecture, train: bool) -> Workload:
         setup=lambda device, p: setup_architecture(arch, device, p, train),
         params=params,
         quick=quick,
-        tags=("training" if train else "inference", "well-known-model", "batch-sweep"),
+        tags=(
+            "training" if train else "inference",
+            "well-known-model",
+            "large-model",
+            "batch-sweep",
+        ),
         axis="batch",
     )
 

@@ -65,7 +65,7 @@ def register_workloads() -> list[Workload]:
             setup=setup_generate,
             params=full,
             quick=quick,
-            tags=("inference", "language-model", "batch-sweep"),
+            tags=("inference", "language-model", "large-model", "batch-sweep"),
             axis="batch",
         )
     ]

@@ -98,6 +98,12 @@ def main_options(
 def run(
     quick: Annotated[bool, typer.Option("--quick", help="Small grids (default).")] = False,
     full: Annotated[bool, typer.Option("--full", help="Full grids: every size and batch.")] = False,
+    models: Annotated[
+        bool,
+        typer.Option(
+            "--models", help="Only the well-known models' full grids (many minutes; README)."
+        ),
+    ] = False,
     workload: Annotated[
         list[str] | None,
         typer.Option("--workload", "-w", metavar="NAME", help="Workload name or glob."),
@@ -166,11 +172,11 @@ def run(
     Exits 1 when no case succeeded."""
     from benchsite.cli.progress import ProgressReporter
 
-    if quick and full:
-        raise BenchsiteError("--quick and --full exclude each other: pass one")
+    if quick + full + models > 1:
+        raise BenchsiteError("--quick, --full and --models exclude each other: pass one")
     options = RunOptions(
         results=results,
-        profile="full" if full else "quick",
+        profile="models" if models else "full" if full else "quick",
         workloads=tuple(workload or ()),
         devices=tuple(device or ()),
         plugins=tuple(plugin or ()),

@@ -46,6 +46,8 @@ PROFILES = {
     # after 3 s and 5.8% after 5 s: a longer budget buys little and costs the suite minutes.
     "full": MeasureSettings(budget_s=2.0),
 }
+PROFILES["models"] = PROFILES["full"]  # the full grids of the workloads tagged LARGE only
+LARGE = "large-model"  # a workload tag: its full grid runs in the models profile, not in full
 DEFAULT_TIMEOUT_S = 600.0
 
 
@@ -260,21 +262,31 @@ def plan_cases(
     close together in time and a change in the machine does not bias their ratio; distributed
     workloads last, once per device kind (:func:`distributed.device_groups`)."""
     if profile not in PROFILES:
-        raise SelectionError(f"unknown profile {profile!r}: use quick or full")
+        raise SelectionError(f"unknown profile {profile!r}: use quick, full or models")
     single = [
         PlannedCase(registered, device, params)
         for registered in workloads
         if not registered.item.distributed
-        for params in registered.item.grid(profile)
+        for params in grid_of(registered.item, profile)
         for device in devices
     ]
     return single + [
         PlannedCase(registered, group.device, params, group)
         for registered in workloads
         if registered.item.distributed
-        for params in registered.item.grid(profile)
+        for params in grid_of(registered.item, profile)
         for group in distributed.device_groups(devices, params, nodes)
     ]
+
+
+def grid_of(workload: Workload, profile: str) -> list[dict[str, Any]]:
+    """The parameter sets of ``workload`` in ``profile``: a workload tagged :data:`LARGE` (a
+    well-known model whose full grid takes many minutes) runs its quick grid in ``full`` and
+    its full grid in ``models``, where no other workload runs."""
+    large = LARGE in workload.tags
+    if profile == "models":
+        return workload.grid("full") if large else []
+    return workload.grid("quick" if large and profile == "full" else profile)
 
 
 def measure_planned(worker: Worker, planned: PlannedCase, context: RunContext) -> dict[str, Any]:
