@@ -157,12 +157,9 @@ def run_group(
     settings: MeasureSettings,
     plugin_specs: Sequence[str],
 ) -> Iterator[Outcome]:
-    """Measure ``cases`` on one device group, launched once (again after a failed case);
-    yield each case's outcome, in order, as soon as it is known (see the module docstring)."""
-    if group.problem is not None:
-        for _ in cases:
-            yield Outcome(Status.SKIPPED, group.problem, world_size=group.world_size)
-        return
+    """Measure ``cases`` on one device group this machine can form (``problem`` is ``None``:
+    the runner's plan skips the others), launched once (again after a failed case); yield each
+    case's outcome, in order, as soon as it is known (see the module docstring)."""
     done, launches = 0, 0
     while done < len(cases):
         for outcome in _one_launch(group, cases[done:], settings, plugin_specs, launches):
