@@ -17,6 +17,7 @@ from benchsite.plugins.workloads.matmul import setup_matmul
 from benchsite.plugins.workloads.mlp import setup_mlp_train
 
 from benchsite import Case, Device, SkipCase, Workload, hookimpl
+from benchsite.toolkit.machine import affinity_cores
 from benchsite.toolkit.steps import ModelSpec, infer_case
 
 OPS = ["matmul", "conv", "mlp-step"]
@@ -25,7 +26,7 @@ OPS = ["matmul", "conv", "mlp-step"]
 def thread_counts(cores: int | None = None) -> list[int]:
     """Powers of two up to the machine's logical CPUs, plus the usable and logical counts."""
     logical = cores or os.cpu_count() or 1
-    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else logical
+    usable = affinity_cores()
     powers = [2**k for k in range(logical.bit_length()) if 2**k <= logical]
     return sorted({*powers, min(usable, logical), logical})
 

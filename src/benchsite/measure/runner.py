@@ -19,7 +19,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from benchsite._infra import lock as locks
 from benchsite.errors import SelectionError
 from benchsite.host import config, registry, validation
 from benchsite.host.manager import Plugins, load_plugins
@@ -34,15 +33,14 @@ from benchsite.records import Device, Workload
 from benchsite.store import check as store_check
 from benchsite.store import parts as store
 from benchsite.store import resume
+from benchsite.store import runlock as locks
 from benchsite.version import __version__
 
 PROFILES = {
     "quick": MeasureSettings(
         rel_ci=0.05, budget_s=0.6, min_samples=5, warmup_s=0.05, min_time_s=0.2
     ),
-    # 2 s: on an H200 host, the cases that had not reached the 2% target by then (50 rows of a
-    # full run, replayed from their stored samples) were at a median of 6.6% after 2 s, 6.1%
-    # after 3 s and 5.8% after 5 s: a longer budget buys little and costs the suite minutes.
+    # why 2 s: docs/methodology.md ("Timing")
     "full": MeasureSettings(budget_s=2.0),
 }
 DEFAULT_TIMEOUT_S = 600.0
@@ -134,7 +132,7 @@ def run_benchmarks(options: RunOptions, reporter: Reporter | None = None) -> Run
     todo = [planned for planned in plan if (planned.device.name, planned.case_key) not in done]
     report = RunReport(run_id, host, options.results)
     reporter.started(run_id, len(plan), len(plan) - len(todo))
-    machine = busy.check_before_run(devices, reporter, options.profile)  # recorded per row
+    machine = busy.check_before_run(reporter, options.profile)  # recorded per row
     context = RunContext(options, plugins, run_id, host, reporter, machine)
     folder = store.run_dir(options.results, host, run_id)
     with locks.run_lock(folder), Worker(options.plugins) as worker:

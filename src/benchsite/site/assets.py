@@ -22,7 +22,8 @@ from pathlib import Path
 
 import vl_convert
 
-from benchsite._infra.pool import cores, in_processes
+from benchsite._infra.cores import usable_cores
+from benchsite._infra.pool import in_processes
 from benchsite.errors import BenchsiteError, PluginError
 from benchsite.site import chart_svg
 from benchsite.site.publish import Staging, copy_file
@@ -93,7 +94,7 @@ def draw_missing(charts: Iterable[ChartSpec], staging: Staging) -> Drawn:
     (site / CHART_FOLDER).mkdir(parents=True, exist_ok=True)
     targets = [site / path for path in missing]
     texts = [chart.text for chart in missing.values()]
-    workers = min(len(texts), cores(), MAX_WORKERS)
+    workers = min(len(texts), usable_cores(), MAX_WORKERS)
     answers = in_processes(chart_svg.draw, targets, texts, workers=workers, fresh=True)
     errors = [f"{t.name}: {a}" for t, a in zip(targets, answers, strict=True) if isinstance(a, str)]
     if errors:
