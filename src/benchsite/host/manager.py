@@ -52,6 +52,10 @@ class Plugins:
     strict: bool = False
     quiet: bool = False  # True in worker processes: the parent already reported the problems
     noted: list[str] = field(default_factory=list)
+    # what each register_* hook gave, by (hook, device kinds checked): benchsite.host.registry
+    registered: dict[tuple[str, frozenset[str] | None], dict[str, Any]] = field(
+        default_factory=dict, repr=False
+    )
 
     @property
     def hook(self) -> pluggy.HookRelay:
