@@ -15,7 +15,9 @@ from pathlib import Path
 import pytest
 
 from benchsite._infra import atomic, cores, lock, pool, signals, status, text
-from benchsite.measure.outcome import Measured
+from benchsite.host.manager import load_plugins
+from benchsite.measure import runner
+from benchsite.measure.outcome import Measured, Outcome, Status
 from benchsite.site import views
 from benchsite.store import parts as store
 from benchsite.store import resume
@@ -174,7 +176,18 @@ def test_failed_statuses_are_one_set_for_the_store_the_site_and_retries(tmp_path
     assert (runs.cases, runs.ok, runs.failed) == (6, 1, 4)
 
 
-def test_every_column_a_measurement_fills_is_a_column_of_the_store() -> None:
-    """The store's schema is the one definition of the result columns: what a measured case
-    fills (:class:`~benchsite.measure.outcome.Measured`) is a part of it."""
-    assert set(Measured.__annotations__) <= set(store.SCHEMA.names)
+def test_the_store_schema_is_the_one_list_of_result_columns(fake_device) -> None:
+    """:data:`benchsite.store.parts.SCHEMA` declares every result column once: what a measured
+    case fills (:class:`~benchsite.measure.outcome.Measured`) and what the runner adds to every
+    row (:func:`~benchsite.measure.runner.build_row`) are exactly its columns, and
+    docs/results-schema.md documents each of them."""
+    plugins = load_plugins()
+    registered = runner.select_workloads(plugins, ("matmul",))[0]
+    planned = runner.plan_case(registered, fake_device, {"n": 64})
+    options = runner.RunOptions()
+    context = runner.RunContext(options, plugins, "run-1", "host-1", runner.SilentReporter())
+    outcome = Outcome(Status.SKIPPED, "not here", ranks=[]).columns()  # ranks: a group's
+    filled = set(runner.build_row(planned, outcome, context)) | set(Measured.__annotations__)
+    assert filled == set(store.SCHEMA.names)
+    documented = (Path(__file__).parents[1] / "docs" / "results-schema.md").read_text()
+    assert [name for name in store.SCHEMA.names if f"`{name}`" not in documented] == []
