@@ -97,6 +97,7 @@ def test_a_build_calls_each_hook_once_in_its_process_in_the_documented_order(rec
     lines = recorded["build"]
     for hook in (
         "prepare_results flags=False",  # newest first, and before the built-ins (no flags yet)
+        "register_flags",
         "register_analyses",
         "prepare_jinja_env",
         "register_workloads",
@@ -118,6 +119,7 @@ def test_a_build_calls_each_hook_once_in_its_process_in_the_documented_order(rec
         "render",
     ]
     firsts = [_first_index(lines, hook) for hook in order]
+    assert _first_index(lines, "register_flags") < _first_index(lines, "analyze")
     assert firsts == sorted(firsts)
     assert _first_index(lines, "analyze") > max(
         i for i, line in enumerate(lines) if line["hook"].startswith("prepare_results")

@@ -74,6 +74,11 @@ def hooks(name: str) -> dict[str, Callable[..., Any]]:
         return [Page(name=f"record-{name}", nav=f"Record {name}", render=render)]
 
     @hookimpl
+    def register_flags():
+        record("register_flags")
+        return []
+
+    @hookimpl
     def prepare_jinja_env(env):
         record("prepare_jinja_env")
 
@@ -89,6 +94,7 @@ def hooks(name: str) -> dict[str, Callable[..., Any]]:
             register_collectors,
             register_analyses,
             register_pages,
+            register_flags,
             prepare_jinja_env,
             prepare_results,
         )
