@@ -12,7 +12,6 @@ not drawn again; the missing ones are drawn at the end of the build (:func:`draw
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
@@ -20,6 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+import platformdirs
 import vl_convert
 
 from benchsite._infra.cores import usable_cores
@@ -74,8 +74,9 @@ def _cached_bundle() -> Path:
 
 
 def _cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "benchsite"
+    """The user's cache folder of benchsite (``$XDG_CACHE_HOME/benchsite`` or
+    ``~/.cache/benchsite`` on Linux; the platform's own elsewhere)."""
+    return Path(platformdirs.user_cache_dir("benchsite", appauthor=False))
 
 
 def draw_missing(charts: Iterable[ChartSpec], staging: Staging) -> Drawn:
