@@ -25,6 +25,7 @@ import pluggy
 
 from benchsite import hookspecs
 from benchsite.errors import PluginError, describe_exception
+from benchsite.host import models as user_models
 from benchsite.version import __version__
 
 ENTRY_POINT_GROUP = "benchsite"
@@ -155,14 +156,22 @@ def _wraps(impl: pluggy.HookImpl) -> bool:
 
 
 def load_plugins(
-    plugin_specs: Sequence[str] = (), *, strict: bool = False, quiet: bool = False
+    plugin_specs: Sequence[str] = (),
+    *,
+    strict: bool = False,
+    quiet: bool = False,
+    models: Sequence[str] = (),
 ) -> Plugins:
-    """Build a plugin manager with every plugin found; see the module docstring."""
+    """Build a plugin manager with every plugin found; see the module docstring. ``models``
+    are ``--model`` values: each, and each ``[[models]]`` table of ``benchsite.toml``, is one
+    more plugin (:mod:`benchsite.host.models`)."""
     manager = pluggy.PluginManager(hookspecs.PROJECT)
     manager.add_hookspecs(hookspecs)
     plugins = Plugins(manager, plugin_specs=tuple(plugin_specs), strict=strict, quiet=quiet)
     for name, loader, source, version in _candidates(plugin_specs):
         _load_one(plugins, name, loader, source, version)
+    for name, plugin, source in user_models.model_plugins(models):
+        _load_one(plugins, name, lambda plugin=plugin: plugin, source, "local")
     return plugins
 
 

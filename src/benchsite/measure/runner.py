@@ -63,6 +63,7 @@ class RunOptions:
     host: str | None = None
     labels: tuple[tuple[str, str], ...] = ()  # --label key=value, stored with every row
     nodes: Nodes | None = None  # distributed cases over several machines (--nnodes ...)
+    models: tuple[str, ...] = ()  # --model MODULE:FACTORY values (benchsite.host.models)
 
 
 @dataclass(frozen=True)
@@ -121,7 +122,7 @@ def run_benchmarks(options: RunOptions, reporter: Reporter | None = None) -> Run
     reporter = reporter or SilentReporter()
     host = options.host or socket.gethostname()
     store_check.preflight(options.results, host)  # store writable, host name fits: before any case
-    plugins = load_plugins(options.plugins, strict=options.strict)  # problems: a note each
+    plugins = load_plugins(options.plugins, strict=options.strict, models=options.models)
     config.check()  # a wrong benchsite.toml stops the run before anything is measured
     devices = select_devices(plugins, options.devices)  # hook: register_devices
     workloads = select_workloads(plugins, options.workloads)  # hook: register_workloads
@@ -135,7 +136,7 @@ def run_benchmarks(options: RunOptions, reporter: Reporter | None = None) -> Run
     machine = busy.check_before_run(reporter, options.profile)  # recorded per row
     context = RunContext(options, plugins, run_id, host, reporter, machine)
     folder = store.run_dir(options.results, host, run_id)
-    with locks.run_lock(folder), Worker(options.plugins) as worker:
+    with locks.run_lock(folder), Worker(options.plugins, options.models) as worker:
         store.tidy_run(folder)  # what a killed writer of this run left
         try:
             for planned, row, seconds in measure_in_order(worker, todo, context):
