@@ -24,6 +24,7 @@ from benchsite.toolkit import architectures
 from benchsite.toolkit.modules import ModuleSpec, module_case
 
 MIXED = ["tf32", "bf16", "fp16"]
+CPU_MAX_TRAIN_BATCH = 32
 
 
 @dataclass(frozen=True)
@@ -150,6 +151,11 @@ def setup_architecture(
     import torch
 
     architectures.require()
+    if train and device.kind == "cpu" and int(params["batch"]) > CPU_MAX_TRAIN_BATCH:
+        raise SkipCase(
+            f"{arch.name} training on the CPU measured up to batch {CPU_MAX_TRAIN_BATCH}: a "
+            "step at this batch takes a minute there"
+        )
     if params.get("compile") and device.kind == "cpu":
         raise SkipCase(
             f"torch.compile of {arch.name} measured on GPUs only: compiling it for the CPU takes "
