@@ -1,7 +1,7 @@
 """``benchsite run``: plan every workload × parameter set × device, measure each case in a worker
 process, and store each result before the next case starts.
 
-The pipeline reads top to bottom in :func:`_run_benchmarks`; each stage is a short helper.
+The pipeline reads top to bottom in :func:`run_benchmarks`; each stage is a short helper.
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ from typing import Any, Protocol
 
 from benchsite.errors import SelectionError
 from benchsite.host import config, registry, validation
-from benchsite.host import models as user_models
 from benchsite.host.manager import Plugins, load_plugins
 from benchsite.host.registry import Registered
 from benchsite.measure import busy
@@ -66,7 +65,7 @@ class RunOptions:
     host: str | None = None
     labels: tuple[tuple[str, str], ...] = ()  # --label key=value, stored with every row
     nodes: Nodes | None = None  # distributed cases over several machines (--nnodes ...)
-    models: tuple[str, ...] = ()  # --model MODULE:FACTORY values (benchsite.host.models)
+    models: tuple[str, ...] = ()  # --model MODULE:FACTORY values (benchsite.toolkit.user_models)
 
 
 @dataclass(frozen=True)
@@ -121,17 +120,11 @@ class RunReport:
 
 
 def run_benchmarks(options: RunOptions, reporter: Reporter | None = None) -> RunReport:
-    """Run every selected case and store its result; see the module docstring. The
-    ``--model`` values are in the environment while it lasts, for the plugins that read them
-    (:func:`benchsite.host.models.exported`), in this process and in the workers."""
-    with user_models.exported(options.models):
-        return _run_benchmarks(options, reporter or SilentReporter())
-
-
-def _run_benchmarks(options: RunOptions, reporter: Reporter) -> RunReport:
+    """Run every selected case and store its result; see the module docstring."""
+    reporter = reporter or SilentReporter()
     host = options.host or socket.gethostname()
     store_check.preflight(options.results, host)  # store writable, host name fits: before any case
-    plugins = load_plugins(options.plugins, strict=options.strict)  # problems: a note each
+    plugins = load_plugins(options.plugins, strict=options.strict, models=options.models)
     config.check()  # a wrong benchsite.toml stops the run before anything is measured
     devices = select_devices(plugins, options.devices)  # hook: register_devices
     workloads = select_workloads(plugins, options.workloads)  # hook: register_workloads
@@ -145,7 +138,7 @@ def _run_benchmarks(options: RunOptions, reporter: Reporter) -> RunReport:
     machine = busy.check_before_run(reporter, options.profile)  # recorded per row
     context = RunContext(options, plugins, run_id, host, reporter, machine)
     folder = store.run_dir(options.results, host, run_id)
-    with locks.run_lock(folder), Worker(options.plugins) as worker:
+    with locks.run_lock(folder), Worker(options.plugins, options.models) as worker:
         store.tidy_run(folder)  # what a killed writer of this run left
         try:
             for planned, row, seconds in measure_in_order(worker, todo, context):

@@ -53,8 +53,9 @@ class WorkerDied(Exception):
 class Worker:
     """A worker process, started lazily and replaced after it dies."""
 
-    def __init__(self, plugin_specs: tuple[str, ...]) -> None:
+    def __init__(self, plugin_specs: tuple[str, ...], models: tuple[str, ...] = ()) -> None:
         self.plugin_specs = plugin_specs
+        self.models = models  # --model values (benchsite.toolkit.user_models)
         self._process: multiprocessing.process.BaseProcess | None = None
         self._conn: Connection | None = None
 
@@ -71,7 +72,10 @@ class Worker:
         context = multiprocessing.get_context("spawn")
         parent, child = context.Pipe()
         self._process = context.Process(
-            target=serve, args=(child, self.plugin_specs), name="benchsite-worker", daemon=True
+            target=serve,
+            args=(child, self.plugin_specs, self.models),
+            name="benchsite-worker",
+            daemon=True,
         )
         self._process.start()
         child.close()
@@ -139,11 +143,11 @@ class WorkerState:
     reported: set[str] = field(default_factory=set)
 
 
-def serve(conn: Connection, plugin_specs: tuple[str, ...]) -> None:
+def serve(conn: Connection, plugin_specs: tuple[str, ...], models: tuple[str, ...] = ()) -> None:
     """Worker main loop: build the plugins, then answer case specs until told to stop."""
     signals.leave_interrupts_to_parent()
     lifeline.die_with_parent(_parent_pid())  # never outlive a killed run
-    plugins = load_plugins(plugin_specs, quiet=True)  # the parent reported any problem
+    plugins = load_plugins(plugin_specs, quiet=True, models=models)  # the parent reported any
     state = WorkerState(
         registry.workloads(plugins), registry.devices(plugins), registry.collectors(plugins)
     )

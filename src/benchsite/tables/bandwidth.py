@@ -11,14 +11,19 @@ store holds no such row for a device, its memory-bound cases have no share.
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 import pandas as pd
 
 COLUMNS = ["host", "device", "workload", "row_id", "gbps", "bandwidth_gbps", "share"]
 
 
-def bandwidth_shares(ok: pd.DataFrame, not_a_peak: frozenset[str]) -> pd.DataFrame:
-    """One row per ok memory-bound row: its GB/s, the device's measured bandwidth (left out:
-    rows flagged with a code of ``not_a_peak``), the share."""
+def bandwidth_shares(ok: pd.DataFrame, not_a_peak: Collection[str]) -> pd.DataFrame:
+    """One row per ok memory-bound row: its GB/s, the device's measured bandwidth, the share.
+
+    ``not_a_peak`` holds the flag codes whose rates are no device's peak (``Flag.not_a_peak``).
+    """
+    not_a_peak = frozenset(not_a_peak)
     if ok.empty:
         return pd.DataFrame(columns=COLUMNS)
     bound = ok["m"].map(lambda metrics: bool((metrics or {}).get("memory_bound")))

@@ -16,9 +16,7 @@ from benchsite import SkipCase
 
 __all__ = [
     "DECODERS",
-    "GPT2_SMALL",
     "INSTALL",
-    "LLAMA_3_2_1B",
     "MISSING",
     "available",
     "bert_base",

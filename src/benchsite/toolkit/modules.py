@@ -16,9 +16,6 @@ case's device instead.
 
 from __future__ import annotations
 
-import importlib
-import os
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -34,7 +31,6 @@ __all__ = [
     "count_call_flops",
     "example_inputs",
     "first_tensor",
-    "import_function",
     "mean_square_loss",
     "module_case",
     "module_flops",
@@ -202,26 +198,6 @@ def positional(model: Any) -> Any:
             return self.model(*inputs)
 
     return PositionalInputs()
-
-
-def import_function(ref: str, default_module: str, who: str) -> Any:
-    """The function ``[MODULE:]NAME`` names (``default_module`` when none is given), imported
-    with the current folder on ``sys.path``; :class:`ModelError`, its message starting with
-    ``who``, when it cannot be found."""
-    module_name, _, attribute = ref.rpartition(":") if ":" in ref else ("", "", ref)
-    module_name = module_name or default_module
-    if os.getcwd() not in sys.path:
-        sys.path.append(os.getcwd())
-    try:
-        module = importlib.import_module(module_name)
-    except Exception as exc:  # noqa: BLE001 - the user's module: any failure is theirs to fix
-        raise ModelError(
-            f"{who}: cannot import {module_name} ({describe_exception(exc)}): run benchsite "
-            "from the folder that holds it or put it on PYTHONPATH"
-        ) from None
-    if not callable(found := getattr(module, attribute, None)):
-        raise ModelError(f"{who}: {module_name} has no function {attribute}: fix the name")
-    return found
 
 
 def _error(spec: ModuleSpec, problem: str, fix: str) -> ModelError:
