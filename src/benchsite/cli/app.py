@@ -325,6 +325,7 @@ def build(
     page failed (nothing is published) unless --keep-going."""
     from benchsite.cli.progress import ProgressReporter
     from benchsite.site import BuildOptions, build_site
+    from benchsite.site.publish import usable_out
 
     options = BuildOptions(
         results, out, templates, plugins=tuple(plugin or ()), strict=strict, keep_going=keep_going
@@ -332,6 +333,7 @@ def build(
     options = replace(options, title=title) if title else options
     try:
         with ProgressReporter(console) as reporter:
+            usable_out(options.out)  # a wrong --out is one line before any case is measured
             measure_first_if_new(options, reporter)
             report = build_site(options, reporter)
     except KeyboardInterrupt:

@@ -62,11 +62,7 @@ class Staging:
 def staged(out: Path) -> Iterator[Staging]:
     """Lock ``out``, clean up after a dead build, and give a fresh staging folder; it is
     deleted when the block raises (the published site is then untouched)."""
-    out = Path(os.path.realpath(out))  # a link to the site: publish beside what it points to
-    if out.exists() and not out.is_dir():
-        raise BenchsiteError(f"--out {out} is a file, not a folder: pass a folder for the site")
-    if Path.cwd().resolve().is_relative_to(out):  # it would be swapped away under your feet
-        raise BenchsiteError(f"--out {out} holds the current folder: pass a folder for the site")
+    out = usable_out(out)
     with _locked(out):
         _clean_leftovers(out)
         folder = _beside(out, "staging")
@@ -75,6 +71,28 @@ def staged(out: Path) -> Iterator[Staging]:
             yield Staging(out, folder)
         finally:
             shutil.rmtree(folder, ignore_errors=True)  # gone already when published
+
+
+def usable_out(out: Path) -> Path:
+    """``out`` as the folder a build publishes (a link resolved: the site goes beside what it
+    points to), or one line (exit 2) saying why a site cannot be published there: it is a
+    file, it holds the current folder, or its parent cannot be made."""
+    out = Path(os.path.realpath(out))
+    if out.exists() and not out.is_dir():
+        raise BenchsiteError(f"--out {out} is a file, not a folder: pass a folder for the site")
+    if Path.cwd().resolve().is_relative_to(out):  # it would be swapped away under your feet
+        raise BenchsiteError(f"--out {out} holds the current folder: pass a folder for the site")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _unwritable(out, exc) from None
+    return out
+
+
+def _unwritable(out: Path, exc: OSError) -> BenchsiteError:
+    return BenchsiteError(
+        f"cannot write the site to {out} ({exc.strerror or exc}): pass a writable --out"
+    )
 
 
 def page_seconds(out: Path) -> dict[str, float]:
@@ -100,12 +118,9 @@ def _locked(out: Path) -> Iterator[None]:
     lock = out.with_name(f".{out.name}.lock")
     with contextlib.ExitStack() as held:
         try:
-            out.parent.mkdir(parents=True, exist_ok=True)
             held.enter_context(locks.exclusive(lock, lambda pid: _busy(out, pid)))
         except OSError as exc:
-            raise BenchsiteError(
-                f"cannot write the site to {out} ({exc.strerror or exc}): pass a writable --out"
-            ) from None
+            raise _unwritable(out, exc) from None
         yield
 
 
