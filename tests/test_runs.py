@@ -46,6 +46,8 @@ def test_ctrl_c_keeps_finished_cases_and_resume_finishes_the_rest(results_dir):
         CASEBOOK,
         "--budget",
         "0.2",
+        "--rounds",
+        "1",  # a case's rounds on --resume: tests/test_rounds.py
         "--results",
         str(results_dir),
         "--host",

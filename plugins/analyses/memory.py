@@ -3,7 +3,8 @@
 For every batch-swept series with memory metrics, a straight line through peak memory against
 batch separates the fixed part (weights, optimizer state, workspaces) from the part each sample
 adds (activations); on the GPU the peak is PyTorch's allocated memory, on the CPU the worker's
-resident memory above its baseline. The ``max-batch`` workload gives the largest training batch
+resident memory, each above the worker's state before the case's setup (rows the memory
+collector marks ``memory.per_case``; older rows measured against another baseline are left out). The ``max-batch`` workload gives the largest training batch
 that fits on each device (on the CPU within a memory budget, so the machine never swaps), and
 out-of-memory failures are reported: where the CPU fits a larger batch than the GPU, the GPU's
 memory, not its speed, is the limit.
@@ -31,6 +32,7 @@ from benchsite.toolkit.findings import (
 )
 
 MAX_BATCH = "max-batch"
+PER_CASE = "memory.per_case"  # the memory collector's mark: the figures are the case's own
 BUDGET = "cpu_memory_budget_gib"  # a max-batch parameter, worded as the budget, not the case
 
 
@@ -66,6 +68,8 @@ def memory_lines(tables: Tables) -> list[MemoryLine]:
     if rows.empty:
         return []
     rows = rows[(rows["axis"] == "batch") & (rows["workload"] != MAX_BATCH)]
+    # only the case's own figures (measured from the worker's state before its setup)
+    rows = rows[[metric(r, PER_CASE) == 1 for r in rows.itertuples()]]
     peaks = [metric(r, PEAK_METRIC.get(str(r.device_kind), "")) for r in rows.itertuples()]
     rows = rows.assign(peak=peaks, series=[case_text(p, skip=["batch"]) for p in rows["p"]])
     rows = rows[rows["peak"].notna() & (rows["peak"] > 0)]

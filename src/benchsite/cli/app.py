@@ -111,6 +111,14 @@ def run(
         float | None,
         typer.Option("--budget", metavar="SECONDS", help="Seconds of sampling per case at most."),
     ] = None,
+    rounds: Annotated[
+        int | None,
+        typer.Option(
+            "--rounds",
+            metavar="N",
+            help="Measure every case in N rounds, each in a fresh process (default 3, up to 5).",
+        ),
+    ] = None,
     resume: Annotated[
         bool, typer.Option("--resume", help="Continue the interrupted run of this selection.")
     ] = False,
@@ -169,8 +177,11 @@ def run(
         host=host,
         labels=parse_labels(label or ()),
         nodes=nodes_option(nnodes, rdzv_endpoint, rdzv_id),
+        rounds=rounds,
     )
     _check_positive(timeout=timeout, budget=budget)
+    if rounds is not None and rounds < 1:
+        raise BenchsiteError(f"--rounds must be a whole number from 1, got {rounds}")
     with ProgressReporter(console) as reporter:
         report = run_benchmarks(options, reporter)
     summary = ", ".join(f"{count} {status}" for status, count in sorted(report.statuses.items()))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 
 class Status(StrEnum):
@@ -58,6 +58,15 @@ class Measured(TypedDict):
     sampling_passes: int
     device_median_s: float | None
     device_samples_s: list[float] | None
+    # a case measured in rounds (benchsite.measure.rounds): absent on one round's own columns
+    rounds: NotRequired[int]
+    round_medians_s: NotRequired[list[float]]
+    round_ci_low_s: NotRequired[list[float]]
+    round_ci_high_s: NotRequired[list[float]]
+    round_sizes: NotRequired[list[int]]
+    round_spread: NotRequired[float | None]
+    rounds_p: NotRequired[float | None]
+    reproducible: NotRequired[bool | None]
 
 
 @dataclass

@@ -1,5 +1,7 @@
-"""``benchsite run``: plan every workload × parameter set × device, measure each case in a worker
-process, and store each result before the next case starts.
+"""``benchsite run``: plan every workload × parameter set × device, measure each case in rounds
+(round 1 of every case, then round 2 of every case in a fresh worker process, ...:
+:mod:`benchsite.measure.rounds`), and store each case's row after each of its rounds (the new row
+supersedes the case's previous one), so an interrupted run loses at most the round in flight.
 
 The pipeline reads top to bottom in :func:`run_benchmarks`; each stage is a short helper.
 """
@@ -28,6 +30,7 @@ from benchsite.measure import busy
 from benchsite.measure.distributed import launch as distributed
 from benchsite.measure.distributed.multinode import Nodes
 from benchsite.measure.outcome import Outcome, Status
+from benchsite.measure.rounds import RoundPolicy, Tracker
 from benchsite.measure.sampling import MeasureSettings
 from benchsite.measure.worker import CaseSpec, Worker, WorkerDied
 from benchsite.records import Device, Workload
@@ -43,8 +46,12 @@ PROFILES = {
     # 2 s: on an H200 host, the cases that had not reached the 2% target by then (50 rows of a
     # full run, replayed from their stored samples) were at a median of 6.6% after 2 s, 6.1%
     # after 3 s and 5.8% after 5 s: a longer budget buys little and costs the suite minutes.
-    "full": MeasureSettings(budget_s=2.0),
+    # Divided over the rounds (ROUNDS), with a warm-up in each round's fresh process; the
+    # budget and minimum time are a little shorter than one round's were, as every round
+    # also pays the case's setup (docs/methodology.md: the suite's time).
+    "full": MeasureSettings(budget_s=1.8, min_time_s=0.9, warmup_s=0.1),
 }
+ROUNDS = {"quick": RoundPolicy(3, 3), "full": RoundPolicy(3, 5)}
 DEFAULT_TIMEOUT_S = 600.0
 
 
@@ -65,6 +72,7 @@ class RunOptions:
     host: str | None = None
     labels: tuple[tuple[str, str], ...] = ()  # --label key=value, stored with every row
     nodes: Nodes | None = None  # distributed cases over several machines (--nnodes ...)
+    rounds: int | None = None  # --rounds N: every case in exactly N rounds (default: profile's)
 
 
 @dataclass(frozen=True)
@@ -111,9 +119,10 @@ class RunReport:
     interrupted: bool = False
     workload_s: dict[str, float] = field(default_factory=dict)  # wall time spent per workload
 
-    def add(self, row: dict[str, Any], workload: str, seconds: float) -> None:
-        """Count a stored row and the time its case took."""
-        self.statuses[row["status"]] = self.statuses.get(row["status"], 0) + 1
+    def add(self, row: dict[str, Any], workload: str, seconds: float, final: bool = True) -> None:
+        """Count the time a case's round took, and its row's status once it is ``final``."""
+        if final:
+            self.statuses[row["status"]] = self.statuses.get(row["status"], 0) + 1
         self.workload_s[workload] = self.workload_s.get(workload, 0.0) + seconds
 
 
@@ -129,25 +138,58 @@ def run_benchmarks(options: RunOptions, reporter: Reporter | None = None) -> Run
     registry.collectors(plugins)  # hook: register_collectors, here for its problems: the
     # worker that uses the collectors is quiet (and with --strict a problem stops the run now)
     plan = plan_cases(workloads, devices, options.profile, options.nodes)
-    run_id, done, retry = _run_to_continue(options, host, plan)
+    tracker = Tracker(round_policy(options))
+    run_id, done, retry = _run_to_continue(options, host, plan, tracker)
     todo = [planned for planned in plan if (planned.device.name, planned.case_key) not in done]
     report = RunReport(run_id, host, options.results)
     reporter.started(run_id, len(plan), len(plan) - len(todo))
     machine = busy.check_before_run(devices, reporter, options.profile)  # recorded per row
-    context = RunContext(options, plugins, run_id, host, reporter, machine)
+    context = RunContext(options, plugins, run_id, host, reporter, machine, tracker)
     folder = store.run_dir(options.results, host, run_id)
     with locks.run_lock(folder), Worker(options.plugins) as worker:
         store.tidy_run(folder)  # what a killed writer of this run left
         try:
-            for planned, row, seconds in measure_in_order(worker, todo, context):
-                failed = retry.get((planned.device.name, planned.case_key), ())
-                store.write_rows(options.results, host, run_id, [row], supersedes_rows=failed)
-                report.add(row, planned.workload.item.name, seconds)
-                reporter.case_finished(planned, row)
+            for planned, row, seconds in measure_in_rounds(worker, todo, context):
+                key = (planned.device.name, planned.case_key)
+                replaced = (*retry.pop(key, ()), *tracker.stored(key, row["row_id"]))
+                store.write_rows(options.results, host, run_id, [row], supersedes_rows=replaced)
+                final = not tracker.due(key)
+                report.add(row, planned.workload.item.name, seconds, final)
+                if final:
+                    reporter.case_finished(planned, row)
         except KeyboardInterrupt:
             report.interrupted = True
         store.compact_run(options.results, host, run_id)
     return report
+
+
+def round_policy(options: RunOptions) -> RoundPolicy:
+    """The rounds of ``options``' profile, or exactly ``--rounds`` of them."""
+    if options.rounds is not None:
+        if options.rounds < 1:
+            raise SelectionError(f"--rounds takes a whole number from 1, got {options.rounds}")
+        return RoundPolicy(options.rounds, options.rounds)
+    return ROUNDS.get(options.profile, RoundPolicy())
+
+
+def measure_in_rounds(
+    worker: Worker, todo: Sequence[PlannedCase], context: RunContext
+) -> Iterator[tuple[PlannedCase, dict[str, Any], float]]:
+    """Measure the plan round by round: every case still due in this round, in plan order, in
+    one worker process started for the round (:mod:`benchsite.measure.rounds`); yield each
+    case's row (its rounds so far) after each round."""
+    tracker = context.tracker
+    for index in range(tracker.policy.max_rounds):
+        due = [p for p in todo if tracker.due((p.device.name, p.case_key))]
+        if not due:
+            return
+        if index > 0:
+            worker.close()  # each round of a case in another process than its other rounds
+        if tracker.policy.max_rounds > 1:
+            context.reporter.notice(
+                f"round {index + 1}: {len(due)} cases, each in a fresh worker process"
+            )
+        yield from measure_in_order(worker, due, context)
 
 
 @dataclass(frozen=True)
@@ -160,6 +202,7 @@ class RunContext:
     host: str
     reporter: Reporter
     machine: dict[str, Any] = field(default_factory=dict)
+    tracker: Tracker = field(default_factory=lambda: Tracker(RoundPolicy(1, 1)))
 
 
 def measure_in_order(
@@ -205,6 +248,8 @@ def _measure_group(
         if outcome.stored_elsewhere:
             context.reporter.notice(f"{batch[index].case_key}: stored by the node of rank 0")
         else:
+            key = (batch[index].device.name, batch[index].case_key)
+            outcome = context.tracker.add(key, outcome, single=True)
             yield batch[index], finish_row(batch[index], outcome, context), now - started
         started = now
         if index + 1 < len(batch):
@@ -270,7 +315,16 @@ def plan_cases(
 
 
 def measure_planned(worker: Worker, planned: PlannedCase, context: RunContext) -> dict[str, Any]:
-    """Measure one planned case (or explain why not) and return its complete result row."""
+    """Measure one round of a planned case (or explain why not) and return its complete result
+    row, holding every round of the case so far (:class:`benchsite.measure.rounds.Tracker`)."""
+    outcome = measure_outcome(worker, planned, context)
+    key = (planned.device.name, planned.case_key)
+    single = planned.group is not None or outcome.status == Status.SKIPPED
+    return finish_row(planned, context.tracker.add(key, outcome, single), context)
+
+
+def measure_outcome(worker: Worker, planned: PlannedCase, context: RunContext) -> Outcome:
+    """One measurement of a planned case in the worker (or a distributed group), or why not."""
     workload = planned.workload.item
     if planned.device.kind not in workload.devices:
         supported = ", ".join(workload.devices)
@@ -287,14 +341,13 @@ def measure_planned(worker: Worker, planned: PlannedCase, context: RunContext) -
             )
         )
     else:
-        spec = CaseSpec(
-            workload.name, planned.device.name, planned.params, _settings(context.options)
-        )
+        settings = context.tracker.policy.settings(_settings(context.options))
+        spec = CaseSpec(workload.name, planned.device.name, planned.params, settings)
         try:
             outcome = worker.run(spec, _timeout(planned, context.options))
         except WorkerDied as exc:
             outcome = Outcome(exc.status, str(exc))
-    return finish_row(planned, outcome, context)
+    return outcome
 
 
 def _settings(options: RunOptions) -> MeasureSettings:
@@ -371,11 +424,28 @@ def _new_run_id() -> str:
 
 
 def _run_to_continue(
-    options: RunOptions, host: str, plan: Sequence[PlannedCase]
+    options: RunOptions, host: str, plan: Sequence[PlannedCase], tracker: Tracker
 ) -> tuple[str, frozenset[tuple[str, str]], dict[tuple[str, str], tuple[str, ...]]]:
-    """The run to write into, the (device, case) pairs it holds, and failed rows to replace."""
+    """The run to write into, the (device, case) pairs it holds that are done, and failed rows
+    to replace; a stored case that wants more rounds is continued (``tracker``)."""
     if not options.resume:
         return _new_run_id(), frozenset(), {}
     planned = [(p.device.name, p.case_key) for p in plan]
     found = resume.find_run(options.results, host, planned, options.profile, options.retry_failed)
-    return found.run_id, found.done, {key: (row,) for key, row in found.retry.items()}
+    unfinished = _unfinished(options.results, host, found.run_id, found.done, tracker)
+    retry = {key: (row,) for key, row in found.retry.items()}
+    return found.run_id, found.done - unfinished, retry
+
+
+def _unfinished(
+    results: Path, host: str, run_id: str, done: frozenset[tuple[str, str]], tracker: Tracker
+) -> frozenset[tuple[str, str]]:
+    """The stored cases of run ``run_id`` whose rows hold fewer rounds than they want."""
+    frame = store.read_results(results)
+    rows = frame[(frame["host"] == host) & (frame["run_id"] == run_id) & frame["rounds"].notna()]
+    unfinished = set()
+    for row in rows.to_dict("records"):
+        key = (str(row["device"]), str(row["case_key"]))
+        if key in done and tracker.resume(key, row):
+            unfinished.add(key)
+    return frozenset(unfinished)

@@ -26,6 +26,7 @@ from benchsite.measure import lifeline
 from benchsite.measure.outcome import Measured, Outcome, Status
 from benchsite.measure.sampling import Measurement, MeasureSettings, measure_case
 from benchsite.records import CollectorUnavailable, Device
+from benchsite.toolkit import memory
 
 STARTUP_TIMEOUT_S = 300.0
 _OOM_MARKERS = ("out of memory", "can't allocate memory", "cannot allocate memory")
@@ -162,6 +163,7 @@ def execute(spec: CaseSpec, state: WorkerState) -> Outcome:
     device = state.devices[spec.device].item
     notices: list[str] = []
     _prepare_device(device, state)
+    memory.start_case()  # what earlier cases left freed; each case's memory measured from here
     try:
         case = workload.setup(device, spec.params)
     except SkipCase as exc:

@@ -25,7 +25,7 @@ RATES = (("tflops", "TFLOP/s"), ("gbps", "GB/s"), ("items_per_s", "items/s"))
 # validity flags (codes of the ``flags`` column) that make a row's number not headline-worthy:
 # the only list of them. A flag not named here (in-cache, launch-bound, ...) qualifies a
 # number but does not disqualify it.
-SUSPECT_FLAGS = frozenset({"noisy", "unstable", "busy", "above-peak"})
+SUSPECT_FLAGS = frozenset({"noisy", "unstable", "busy", "above-peak", "irreproducible"})
 # the columns :func:`prepare` adds (a download of the store leaves them out)
 DERIVED_COLUMNS = (
     "p",

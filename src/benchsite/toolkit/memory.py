@@ -5,15 +5,72 @@ a worker that runs many cases. On Linux the kernel's own peak (``VmHWM`` in
 ``/proc/self/status``) can be reset by writing ``5`` to ``/proc/self/clear_refs``: exact, and
 free while the case runs. Where that is not possible a background thread samples the RSS with
 ``psutil`` instead (a short peak between two samples can then be missed).
+
+A worker process serves many cases, so a figure is the case's own only when measured against
+the worker's state just before the case was set up: :func:`start_case` (called by the worker
+before every case's setup) collects the previous case's garbage, hands freed memory back to the
+system, releases the CUDA caching allocator's cache, and records the resident memory and the
+CUDA memory still in use then (:func:`case_baseline`); the memory collector reports its peaks
+above that baseline.
 """
 
 from __future__ import annotations
 
+import gc
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 
 _STATUS = Path("/proc/self/status")
 _CLEAR_REFS = Path("/proc/self/clear_refs")
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """The worker's memory just before a case was set up: resident bytes, and per CUDA device
+    (index) the bytes allocated to tensors and reserved by the caching allocator."""
+
+    rss_bytes: int
+    cuda_allocated: dict[int, int]
+    cuda_reserved: dict[int, int]
+
+
+_baseline: list[Baseline] = []
+
+
+def start_case() -> Baseline:
+    """Before a case's setup: free what earlier cases left (garbage, the C allocator's free
+    memory, the CUDA caching allocator's unused cache; every CUDA peak counter reset) and record
+    the baseline the memory collector measures against."""
+    gc.collect()
+    release_free_memory()
+    allocated, reserved = _release_cuda_cache()
+    found = Baseline(current_rss_bytes(), allocated, reserved)
+    _baseline[:] = [found]
+    return found
+
+
+def case_baseline() -> Baseline | None:
+    """The baseline :func:`start_case` recorded for the case now running (``None``: none yet)."""
+    return _baseline[0] if _baseline else None
+
+
+def _release_cuda_cache() -> tuple[dict[int, int], dict[int, int]]:
+    """Empty the CUDA caching allocator's cache and reset its peaks, where CUDA is in use in
+    this process (never initialised here for it); the bytes still allocated and reserved."""
+    import sys
+
+    torch = sys.modules.get("torch")
+    if torch is None or not torch.cuda.is_available() or not torch.cuda.is_initialized():
+        return {}, {}
+    torch.cuda.synchronize()
+    torch.cuda.empty_cache()
+    allocated, reserved = {}, {}
+    for index in range(torch.cuda.device_count()):
+        torch.cuda.reset_peak_memory_stats(index)
+        allocated[index] = int(torch.cuda.memory_allocated(index))
+        reserved[index] = int(torch.cuda.memory_reserved(index))
+    return allocated, reserved
 
 
 def current_rss_bytes() -> int:

@@ -32,6 +32,7 @@ from benchsite.measure.outcome import Outcome, Status
 from benchsite.measure.sampling import MeasureSettings, measure_case
 from benchsite.measure.worker import WorkerState, _collecting, _failure, measured_columns
 from benchsite.stats import summarize
+from benchsite.toolkit import memory
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -117,6 +118,7 @@ def _measure_here(spec: dict[str, Any], rank: int, device: Any, state: WorkerSta
     notices: list[str] = []
     about = {"rank": rank, "device": device.name, "host": socket.gethostname(), "pid": os.getpid()}
     workload = state.workloads[spec["workload"]].item
+    memory.start_case()  # each case's memory measured from here (benchsite.toolkit.memory)
     try:
         case = workload.setup(device, spec["params"])
     except SkipCase as exc:
