@@ -69,7 +69,7 @@ def memory_lines(tables: Tables) -> list[MemoryLine]:
         return []
     rows = rows[(rows["axis"] == "batch") & (rows["workload"] != MAX_BATCH)]
     # only the case's own figures (measured from the worker's state before its setup)
-    rows = rows[[metric(r, PER_CASE) == 1 for r in rows.itertuples()]]
+    rows = rows[np.array([metric(r, PER_CASE) == 1 for r in rows.itertuples()], dtype=bool)]
     peaks = [metric(r, PEAK_METRIC.get(str(r.device_kind), "")) for r in rows.itertuples()]
     rows = rows.assign(peak=peaks, series=[case_text(p, skip=["batch"]) for p in rows["p"]])
     rows = rows[rows["peak"].notna() & (rows["peak"] > 0)]

@@ -16,6 +16,7 @@ from benchsite.store import parts as store
 from benchsite.store.remote import locate
 from benchsite.tables import Tables
 from benchsite.tables import compare as comparing
+from benchsite.tables.reruns import run_medians
 from benchsite.units import format_seconds
 
 MARKS = {"slower": "SLOWER", "faster": "faster", "same": ""}
@@ -48,7 +49,7 @@ def compare(
     threshold = comparing.parse_threshold(fail_on_regression) if fail_on_regression else None
     rows = Tables.of(store.read_results(results)).rows
     sides = comparing.side(rows, base), comparing.side(rows, new)
-    table = comparing.compare(*sides)
+    table = comparing.compare(*sides, medians=run_medians(rows))  # reruns' spread: no change
     lines = [_as_json(table)] if as_json else report_lines(*sides, table)
     for line in lines:
         print(line)

@@ -18,6 +18,10 @@ significantly slower case whose ratio exceeds 1 + threshold (asv's ``continuous`
 (:func:`run_comparison`: each run against the previous run of its host) the site uses 5%: the
 Runs pages, the history finding and the overview read these verdicts and no other.
 ``same_hardware`` says whether the two rows' devices share a hardware fingerprint.
+Given the store's run medians (:func:`benchsite.tables.reruns.run_medians`), a case whose NEW
+median lies within what other runs of it on the same device model gave
+(:func:`benchsite.tables.reruns.within_spread`, ``within_reruns``) is ``same``: reruns of
+that hardware differ that much anyway.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from benchsite.errors import SelectionError
+from benchsite.tables import reruns
 from benchsite.tables.rows import current
 from benchsite.tables.speedups import from_medians_where_no_samples, ratio_intervals
 
@@ -60,6 +65,8 @@ COLUMNS = [
     "run_base",
     "run_new",
     "same_hardware",
+    "case_key",
+    "within_reruns",
 ]
 KINDS = ("host", "run", "model")
 # the columns a side keeps: a comparison moves these through merges, not the store's seventy
@@ -213,14 +220,22 @@ def _model_key(frame: pd.DataFrame) -> list[str]:
     return ["case_key", "world_size"] if not frame.empty else []
 
 
-def compare(base: Side, new: Side, slower_than: float | None = None) -> pd.DataFrame:
+def compare(
+    base: Side,
+    new: Side,
+    slower_than: float | None = None,
+    medians: pd.DataFrame | None = None,
+) -> pd.DataFrame:
     """One row per case measured on both sides (see the module docstring), slowest first. With
     ``slower_than``, only the cases whose median ratio exceeds 1 + it: the only ones that can be
-    regressions beyond that threshold, and far fewer intervals to draw in a big store."""
-    return compared(matched(base, new), slower_than)
+    regressions beyond that threshold, and far fewer intervals to draw in a big store. With
+    ``medians`` (the store's run medians), a case inside its reruns' spread is ``same``."""
+    return compared(matched(base, new), slower_than, medians)
 
 
-def compared(merged: pd.DataFrame, slower_than: float | None = None) -> pd.DataFrame:
+def compared(
+    merged: pd.DataFrame, slower_than: float | None = None, medians: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """:func:`compare` of the cases :func:`matched` found."""
     if slower_than is not None:
         merged = merged[merged["median_s"] > merged["median_s_base"] * (1 + slower_than)]
@@ -228,7 +243,11 @@ def compared(merged: pd.DataFrame, slower_than: float | None = None) -> pd.DataF
         return pd.DataFrame(columns=COLUMNS)
     pairs = list(zip(merged["samples_s"], merged["samples_s_base"], strict=True))
     intervals = from_medians_where_no_samples(merged, ratio_intervals(pairs), "", "_base")
-    return _table(merged, intervals).sort_values("ratio", ascending=False, kind="stable")
+    table = _table(merged, intervals)
+    if medians is not None:
+        within = reruns.within_spread(table, medians)
+        table = table.assign(within_reruns=within, change=np.where(within, "same", table["change"]))
+    return table.sort_values("ratio", ascending=False, kind="stable")
 
 
 def matched(base: Side, new: Side) -> pd.DataFrame:
@@ -288,6 +307,8 @@ def _table(merged: pd.DataFrame, intervals: list[tuple[float, float, float]]) ->
             "same_hardware": (
                 merged["fingerprint"].astype(str) == merged["fingerprint_base"].astype(str)
             ).to_numpy(bool),
+            "case_key": text("case_key"),
+            "within_reruns": np.zeros(len(merged), dtype=bool),
         }
     )
 
@@ -422,7 +443,8 @@ def run_comparison(rows: pd.DataFrame, threshold: float = REGRESSION) -> RunComp
     base = ok[is_base].assign(pair=run[is_base] * case_count + case[is_base])
     both = new.merge(base, on="pair", suffixes=("", "_base"))
     moved = both["median_s"] / both["median_s_base"]
-    cases = compared(both[((moved > 1 + threshold) | (moved < 1 - threshold)).to_numpy(bool)])
+    moved_much = ((moved > 1 + threshold) | (moved < 1 - threshold)).to_numpy(bool)
+    cases = compared(both[moved_much], medians=reruns.run_medians(rows))
     cases = cases.assign(verdict=verdicts(cases, threshold))
     counts = cases.groupby(["run_new", "verdict"]).size()
     compared_cases = both.groupby("run_id", observed=True).size()
