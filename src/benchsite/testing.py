@@ -54,11 +54,13 @@ def results_dir(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def run_workloads(results_dir: Path) -> Callable[..., tuple[RunReport, pd.DataFrame]]:
-    """Run workloads for real into ``results_dir`` with a small budget and return the report and
-    the stored rows: ``run_workloads("matmul", plugins=("my_plugin.py",), devices=("cpu",))``."""
+    """Run workloads for real into ``results_dir`` with a small budget, in one round (one
+    worker process; ``rounds=3`` to measure as a run does), and return the report and the
+    stored rows: ``run_workloads("matmul", plugins=("my_plugin.py",), devices=("cpu",))``."""
 
     def run(*workloads: str, **options: Any) -> tuple[RunReport, pd.DataFrame]:
         options.setdefault("budget_s", 0.2)
+        options.setdefault("rounds", 1)
         options.setdefault("devices", ("cpu",))
         report = run_benchmarks(RunOptions(results=results_dir, workloads=workloads, **options))
         return report, store.read_results(results_dir)
