@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from benchsite import Analysis, Finding, hookimpl
+from benchsite import Analysis, Finding, Flag, hookimpl
 from benchsite.stats import HOST_BOUND_SHARE  # the rule of benchsite.stats.host_bound
 from benchsite.toolkit.findings import (
     ACCELERATOR_KINDS,
@@ -86,7 +86,20 @@ FLAG_TEXT = {
     "host-bound": "the GPU's own time is under half the host-measured time: the host's launch "
     "rate sets the number",
 }
+# what each flag means to the tables (hook: register_flags): a suspect number is never a
+# headline; a rate flagged not-a-peak is no device's peak where something else was measured
+SUSPECT = frozenset({"noisy", "unstable", "busy", "above-peak", "irreproducible"})
+NOT_A_PEAK = frozenset({"in-cache", "launch-bound", "above-peak"})
 BUSY_SHARE = 0.10  # others' use of the cores, as benchsite.measure.busy judges the machine
+
+
+@hookimpl
+def register_flags() -> list[Flag]:
+    """The flags :func:`prepare_results` sets, each with what it means to the tables."""
+    return [
+        Flag(code, text, suspect=code in SUSPECT, not_a_peak=code in NOT_A_PEAK)
+        for code, text in FLAG_TEXT.items()
+    ]
 
 
 @hookimpl

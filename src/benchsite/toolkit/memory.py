@@ -21,6 +21,14 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+__all__ = [
+    "PeakRss",
+    "current_rss_bytes",
+    "kernel_peak_bytes",
+    "release_free_memory",
+    "reset_kernel_peak",
+]
+
 _STATUS = Path("/proc/self/status")
 _CLEAR_REFS = Path("/proc/self/clear_refs")
 
