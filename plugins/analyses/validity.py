@@ -40,9 +40,9 @@ import numpy as np
 import pandas as pd
 
 from benchsite import Analysis, Finding, Flag, hookimpl
-from benchsite.stats import HOST_BOUND_SHARE  # the rule of benchsite.stats.host_bound
 from benchsite.toolkit.findings import (
     ACCELERATOR_KINDS,
+    HOST_BOUND_SHARE,
     decoded,
     finding,
     metric_value,

@@ -22,11 +22,10 @@ from benchsite.errors import SkipCase, describe_exception
 from benchsite.host import registry, validation
 from benchsite.host.manager import load_plugins
 from benchsite.host.registry import Registered
-from benchsite.measure import lifeline
+from benchsite.measure import baseline, lifeline
 from benchsite.measure.outcome import Measured, Outcome, Status
 from benchsite.measure.sampling import Measurement, MeasureSettings, measure_case
 from benchsite.records import CollectorUnavailable, Device
-from benchsite.toolkit import memory
 
 STARTUP_TIMEOUT_S = 300.0
 _OOM_MARKERS = ("out of memory", "can't allocate memory", "cannot allocate memory")
@@ -163,7 +162,7 @@ def execute(spec: CaseSpec, state: WorkerState) -> Outcome:
     device = state.devices[spec.device].item
     notices: list[str] = []
     _prepare_device(device, state)
-    memory.start_case()  # what earlier cases left freed; each case's memory measured from here
+    baseline.start_case()  # what earlier cases left, freed; each case's memory measured from here
     try:
         case = workload.setup(device, spec.params)
     except SkipCase as exc:

@@ -7,22 +7,28 @@ free while the case runs. Where that is not possible a background thread samples
 ``psutil`` instead (a short peak between two samples can then be missed).
 
 A worker process serves many cases, so a figure is the case's own only when measured against
-the worker's state just before the case was set up: :func:`start_case` (called by the worker
-before every case's setup) collects the previous case's garbage, hands freed memory back to the
-system, releases the CUDA caching allocator's cache, and records the resident memory and the
-CUDA memory still in use then (:func:`case_baseline`); the memory collector reports its peaks
-above that baseline.
+the worker's state just before the case was set up: :func:`case_baseline` is that state
+(:mod:`benchsite.measure.baseline`, which the worker runs before every case's setup: the
+previous case's garbage collected, freed memory handed back to the system, the CUDA caching
+allocator's cache released); the memory collector reports its peaks above it.
 """
 
 from __future__ import annotations
 
-import gc
 import threading
-from dataclasses import dataclass
 from pathlib import Path
 
+from benchsite.measure.baseline import (
+    Baseline,
+    case_baseline,
+    current_rss_bytes,
+    release_free_memory,
+)
+
 __all__ = [
+    "Baseline",
     "PeakRss",
+    "case_baseline",
     "current_rss_bytes",
     "kernel_peak_bytes",
     "release_free_memory",
@@ -31,73 +37,6 @@ __all__ = [
 
 _STATUS = Path("/proc/self/status")
 _CLEAR_REFS = Path("/proc/self/clear_refs")
-
-
-@dataclass(frozen=True)
-class Baseline:
-    """The worker's memory just before a case was set up: resident bytes, and per CUDA device
-    (index) the bytes allocated to tensors and reserved by the caching allocator."""
-
-    rss_bytes: int
-    cuda_allocated: dict[int, int]
-    cuda_reserved: dict[int, int]
-
-
-_baseline: list[Baseline] = []
-
-
-def start_case() -> Baseline:
-    """Before a case's setup: free what earlier cases left (garbage, the C allocator's free
-    memory, the CUDA caching allocator's unused cache; every CUDA peak counter reset) and record
-    the baseline the memory collector measures against."""
-    gc.collect()
-    release_free_memory()
-    allocated, reserved = _release_cuda_cache()
-    found = Baseline(current_rss_bytes(), allocated, reserved)
-    _baseline[:] = [found]
-    return found
-
-
-def case_baseline() -> Baseline | None:
-    """The baseline :func:`start_case` recorded for the case now running (``None``: none yet)."""
-    return _baseline[0] if _baseline else None
-
-
-def _release_cuda_cache() -> tuple[dict[int, int], dict[int, int]]:
-    """Empty the CUDA caching allocator's cache and reset its peaks, where CUDA is in use in
-    this process (never initialised here for it); the bytes still allocated and reserved."""
-    import sys
-
-    torch = sys.modules.get("torch")
-    if torch is None or not torch.cuda.is_available() or not torch.cuda.is_initialized():
-        return {}, {}
-    torch.cuda.synchronize()
-    torch.cuda.empty_cache()
-    allocated, reserved = {}, {}
-    for index in range(torch.cuda.device_count()):
-        torch.cuda.reset_peak_memory_stats(index)
-        allocated[index] = int(torch.cuda.memory_allocated(index))
-        reserved[index] = int(torch.cuda.memory_reserved(index))
-    return allocated, reserved
-
-
-def current_rss_bytes() -> int:
-    """Resident memory of this process now."""
-    import psutil
-
-    return int(psutil.Process().memory_info().rss)
-
-
-def release_free_memory() -> None:
-    """Hand memory that is freed but still held by the C allocator back to the system
-    (glibc's ``malloc_trim``), so the RSS falls back to what is really in use; a no-op
-    elsewhere."""
-    try:
-        import ctypes
-
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):
-        pass
 
 
 def reset_kernel_peak() -> bool:

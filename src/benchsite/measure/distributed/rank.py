@@ -25,14 +25,13 @@ from typing import Any
 from benchsite.errors import SkipCase
 from benchsite.host import registry
 from benchsite.host.manager import load_plugins
-from benchsite.measure import lifeline
+from benchsite.measure import baseline, lifeline
 from benchsite.measure.distributed.launch import merge_rules
 from benchsite.measure.distributed.sampling import agree_over_group
 from benchsite.measure.outcome import Outcome, Status
 from benchsite.measure.sampling import MeasureSettings, measure_case
 from benchsite.measure.worker import WorkerState, _collecting, _failure, measured_columns
 from benchsite.stats import summarize
-from benchsite.toolkit import memory
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -118,7 +117,7 @@ def _measure_here(spec: dict[str, Any], rank: int, device: Any, state: WorkerSta
     notices: list[str] = []
     about = {"rank": rank, "device": device.name, "host": socket.gethostname(), "pid": os.getpid()}
     workload = state.workloads[spec["workload"]].item
-    memory.start_case()  # each case's memory measured from here (benchsite.toolkit.memory)
+    baseline.start_case()  # each case's memory measured from here
     try:
         case = workload.setup(device, spec["params"])
     except SkipCase as exc:
