@@ -20,6 +20,7 @@ from benchsite.errors import ConfigError
 from benchsite.host import registry
 from benchsite.host.config import section, value
 from benchsite.host.manager import load_plugins
+from benchsite.measure.baseline import start_case
 from benchsite.measure.runner import RunOptions, run_benchmarks
 from benchsite.records import Device
 from benchsite.store import parts as store
@@ -46,11 +47,11 @@ def test_all_four_collectors_are_registered() -> None:
 
 
 def test_memory_records_the_peak_rss_of_the_case_and_no_gpu_numbers_on_a_cpu(cpu) -> None:
-    collector_memory.register_collectors()  # the worker baseline
+    start_case()  # what the worker does before each case's setup: the case's baseline
     stop = collector_memory.start_memory(cpu)
     _hold(200)
     found = stop()
-    assert set(found) == {"cpu_peak_rss_bytes"}
+    assert set(found) == {"cpu_peak_rss_bytes", "per_case"}
     assert found["cpu_peak_rss_bytes"] >= 190 * MIB
 
 

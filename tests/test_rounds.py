@@ -13,6 +13,7 @@ import pytest
 from benchsite.plugins.analyses import validity
 
 from benchsite.measure import rounds
+from benchsite.measure.outcome import Outcome, Status
 from benchsite.measure.runner import RunOptions, run_benchmarks
 from benchsite.stats import chi2_sf, combine_rounds, interval_coverage, t975
 from benchsite.store import parts as store
@@ -139,3 +140,37 @@ def test_small_sample_statistics():
     assert t975(2) == pytest.approx(4.303, rel=1e-3) and t975(30) == pytest.approx(2.042, rel=5e-3)
     assert chi2_sf(5.991, 2) == pytest.approx(0.05, rel=1e-3)
     assert chi2_sf(7.815, 3) == pytest.approx(0.05, rel=1e-3)
+
+
+def _round(median: float) -> Outcome:
+    samples = [median * (1 + d) for d in (-0.01, 0.0, 0.01)] * 3
+    measured = {
+        "samples_s": samples,
+        "median_s": median,
+        "ci_low_s": median * 0.99,
+        "ci_high_s": median * 1.01,
+        "warmup_calls": 2,
+        "measure_s": 0.1,
+        "converged": True,
+        "sampling_passes": 1,
+        "metrics": {},
+    }
+    return Outcome(Status.OK, measured=measured)  # type: ignore[arg-type]
+
+
+def test_extra_rounds_go_where_rounds_disagree_or_the_case_is_small_not_to_expensive_cases():
+    policy = rounds.RoundPolicy(3, 5, cheap_s=10.0)
+    tracker = rounds.Tracker(policy)
+    steady, moving, small, costly = ("cpu", "a"), ("cpu", "b"), ("cpu", "c"), ("cpu", "d")
+    for level in (1e-3, 1e-3, 1e-3):
+        tracker.add(steady, _round(level))
+    for level in (1e-3, 1.2e-3, 1e-3):
+        tracker.add(moving, _round(level))
+    for level in (5e-6, 5e-6, 5e-6):
+        tracker.add(small, _round(level))
+    tracker.add(costly, _round(1e-3), seconds=12.0)
+    assert not tracker.due(steady) and tracker.due(moving) and tracker.due(small)
+    assert not tracker.due(costly)  # its first round took longer than cheap_s: one round
+    for _ in range(2):
+        tracker.add(moving, _round(1e-3))
+    assert not tracker.due(moving) and len(tracker.cases[moving].measured) == 5

@@ -82,6 +82,7 @@ class Outcome:
     world_size: int = 1
     ranks: list[dict[str, Any]] | None = None
     stored_elsewhere: bool = False  # a case of several nodes: the node of rank 0 stores it
+    case_s: float | None = None  # wall time in the worker, setup to teardown (not stored)
 
     def columns(self) -> dict[str, Any]:
         """The store columns this outcome fills."""

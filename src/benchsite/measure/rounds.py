@@ -9,7 +9,10 @@ warm-up, samples, drift test) with the profile's budget and minimum sampling tim
 over :attr:`RoundPolicy.min_rounds`, so the samples of all rounds take about as long as one
 measurement did.
 
-After :attr:`RoundPolicy.min_rounds` rounds a case gets more, up to
+A case whose first round took more than :attr:`RoundPolicy.cheap_s` of wall time (its setup
+included: a compilation, a search for the largest batch that fits) is not cheap and keeps that
+one round (its ``rounds`` is 1, its interval the within-round one). After
+:attr:`RoundPolicy.min_rounds` rounds a case gets more, up to
 :attr:`RoundPolicy.max_rounds`, where the spread is likely large: its rounds disagree (spread
 over :data:`EFFECT_FLOOR` or a heterogeneity p-value under 0.05), its call takes under
 :data:`SMALL_S` (small cases are host-bound, and the host's launch rate moves between
@@ -60,6 +63,7 @@ class RoundPolicy:
 
     min_rounds: int = 3
     max_rounds: int = 5
+    cheap_s: float | None = 15.0  # a first round longer than this (setup included): no more
 
     def settings(self, settings: MeasureSettings) -> MeasureSettings:
         """One round's settings: the budget and the minimum sampling time divided over the
@@ -76,8 +80,12 @@ class RoundPolicy:
             min_warmup_calls=max(1, settings.min_warmup_calls - 1),
         )
 
-    def wants_more(self, done: int, combined: Mapping[str, Any]) -> bool:
-        """Whether a case with ``done`` ok rounds, combined as ``combined``, gets another."""
+    def wants_more(self, done: int, combined: Mapping[str, Any], first_s: float = 0.0) -> bool:
+        """Whether a case with ``done`` ok rounds, combined as ``combined``, gets another; a
+        case whose first round took ``first_s`` over :attr:`cheap_s` (an expensive setup: a
+        compilation, a search for the largest batch) gets none."""
+        if self.cheap_s is not None and first_s > self.cheap_s:
+            return False
         if done < self.min_rounds:
             return True
         if done >= self.max_rounds:
@@ -231,6 +239,7 @@ class CaseRounds:
     measured: list[dict[str, Any]] = field(default_factory=list)
     row_id: str | None = None
     final: bool = False
+    first_s: float = 0.0  # wall time of the first round, setup included
 
 
 class Tracker:
@@ -246,9 +255,12 @@ class Tracker:
     def resume(self, key: tuple[str, str], row: Mapping[str, Any]) -> bool:
         """Continue a stored row whose case wants more rounds; ``False``: the row is final."""
         rounds = from_row(row) if row.get("status") == "ok" else []
-        if not rounds or not self.policy.wants_more(len(rounds), row):
+        if not rounds:
             return False
-        self.cases[key] = CaseRounds(rounds, str(row["row_id"]))
+        first_s = float(row.get("measure_s") or 0.0) / len(rounds)
+        if not self.policy.wants_more(len(rounds), row, first_s):
+            return False
+        self.cases[key] = CaseRounds(rounds, str(row["row_id"]), first_s=first_s)
         return True
 
     def stored(self, key: tuple[str, str], row_id: str) -> tuple[str, ...]:
@@ -257,10 +269,13 @@ class Tracker:
         previous, state.row_id = state.row_id, row_id
         return (previous,) if previous else ()
 
-    def add(self, key: tuple[str, str], outcome: Outcome, single: bool = False) -> Outcome:
-        """Take a round's outcome; return the case's outcome to store (every round so far).
-        A failed round after ok ones ends the case with the rounds it has; ``single``: a case
-        measured once (a distributed group, a skipped case)."""
+    def add(
+        self, key: tuple[str, str], outcome: Outcome, single: bool = False, seconds: float = 0.0
+    ) -> Outcome:
+        """Take a round's outcome (``seconds``: its wall time, setup included); return the
+        case's outcome to store (every round so far). A failed round after ok ones ends the
+        case with the rounds it has; ``single``: a case measured once (a distributed group, a
+        skipped case)."""
         state = self.cases.setdefault(key, CaseRounds())
         if outcome.status != Status.OK or outcome.measured is None or single:
             state.final = True
@@ -270,6 +285,7 @@ class Tracker:
             note += f" ({outcome.error}); its row holds the {len(state.measured)} rounds measured"
             return Outcome(Status.OK, measured=combine(state.measured), notices=[note])
         state.measured.append(dict(outcome.measured))
+        state.first_s = state.first_s or seconds
         combined = combine(state.measured)
-        state.final = not self.policy.wants_more(len(state.measured), combined)
+        state.final = not self.policy.wants_more(len(state.measured), combined, state.first_s)
         return replace(outcome, measured=combined)

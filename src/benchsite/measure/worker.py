@@ -13,6 +13,7 @@ import contextlib
 import multiprocessing
 import signal
 import statistics
+import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
@@ -163,6 +164,7 @@ def execute(spec: CaseSpec, state: WorkerState) -> Outcome:
     notices: list[str] = []
     _prepare_device(device, state)
     baseline.start_case()  # what earlier cases left, freed; each case's memory measured from here
+    started = time.perf_counter()
     try:
         case = workload.setup(device, spec.params)
     except SkipCase as exc:
@@ -181,7 +183,9 @@ def execute(spec: CaseSpec, state: WorkerState) -> Outcome:
             with contextlib.suppress(Exception):
                 case.teardown()
     metrics = {**case.metrics, **out}
-    return _success(case, measurement, threads, metrics, notices)
+    outcome = _success(case, measurement, threads, metrics, notices)
+    outcome.case_s = time.perf_counter() - started
+    return outcome
 
 
 def _prepare_device(device: Device, state: WorkerState) -> None:
