@@ -2,8 +2,9 @@
 
 For every case measured in both stores (matched on device kind, device model, case key and
 world size; each store's newest ok row of it), per device kind: how many pairs are unflagged
-in both stores (no flag that keeps a number from being headlined,
-:data:`benchsite.tables.SUSPECT_FLAGS`), how many of those agree within 5% and how many have
+in both stores (no flag that keeps a number from being headlined, :attr:`Tables.suspect_flags`,
+and no ``host-bound`` flag: the host's launch rate, which moves between machines, sets such a
+number), how many of those agree within 5% and how many have
 overlapping 95% intervals; how many pairs differ by more than 10% and how many of those are
 flagged in at least one store (the target: all); then the worst ten pairs by ratio. The flags
 are this version's validity flags (``prepare_results``) of the stored rows.
@@ -28,6 +29,7 @@ from benchsite.units import format_seconds
 
 MATCH = ["device_kind", "device_model", "case_key", "world_size"]
 AGREE, DIFFER = 0.05, 0.10
+HOST_BOUND = "host-bound"
 
 
 @dataclass(frozen=True)
@@ -72,7 +74,10 @@ def paired(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
         agree=(ratio - 1).abs() <= AGREE,
         overlap=(both["ci_low_s_a"] <= both["ci_high_s_b"])
         & (both["ci_low_s_b"] <= both["ci_high_s_a"]),
-        flagged=both["suspect_a"].astype(bool) | both["suspect_b"].astype(bool),
+        flagged=both["suspect_a"].astype(bool)
+        | both["suspect_b"].astype(bool)
+        | both["flags_a"].map(lambda flags: HOST_BOUND in flags)
+        | both["flags_b"].map(lambda flags: HOST_BOUND in flags),
     )
 
 

@@ -92,3 +92,17 @@ def test_reproducibility_compares_two_quick_cpu_stores(tmp_path):
     worst = done.stdout.split("worst 10 pairs")[1].splitlines()[1:]
     assert len(worst) == 2 and all("case-add" in text for text in worst)
     assert len(store.read_results(stores[0])) == 2
+
+
+def test_a_crossover_among_host_bound_sizes_says_so(tmp_path):
+    from benchsite.plugins.analyses import crossover, validity
+
+    cpu = {16: 1e-6, 64: 20e-6, 256: 900e-6}
+    gpu = {16: (9e-6, 3e-6), 64: (12e-6, 4.2e-6), 256: (16e-6, 8.5e-6)}
+    rows = [row("matmul", "cpu", t, {"size": n}) for n, t in cpu.items()]
+    rows += [
+        row("matmul", "cuda:0", t, {"size": n}, device_median_s=own) for n, (t, own) in gpu.items()
+    ]
+    tables = Tables.of(validity.prepare_results(frame(rows, tmp_path)))
+    (found,) = crossover.crossover_findings(tables)
+    assert "host-bound" in found.explanation and "uses the host time" in found.explanation
