@@ -75,9 +75,10 @@ def test_memory_per_sample_is_the_slope_and_gpu_memory_limit_is_named(tmp_path):
         )
         for b in (16, 64, 256)
     ]
-    # a series measured against an older baseline (no per_case mark) is not used
+    # a CPU series measured against an older baseline (no per_case mark) is not used
+    rss = "memory.cpu_peak_rss_bytes"
     rows += [
-        row("mlp-infer", "cuda:0", 1e-3, {"batch": b}, metrics={key: 9e9 + 2e6 * b})
+        row("mlp-infer", "cpu", 1e-3, {"batch": b}, metrics={rss: 9e9 + 2e6 * b})
         for b in (16, 64, 256)
     ]
     rows.append(
