@@ -21,7 +21,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from benchsite._infra import lock as locks
 from benchsite.errors import SelectionError
 from benchsite.host import config, registry, validation
 from benchsite.host.manager import Plugins, load_plugins
@@ -37,18 +36,16 @@ from benchsite.records import Device, Workload
 from benchsite.store import check as store_check
 from benchsite.store import parts as store
 from benchsite.store import resume
+from benchsite.store import runlock as locks
 from benchsite.version import __version__
 
 PROFILES = {
     "quick": MeasureSettings(
         rel_ci=0.05, budget_s=0.6, min_samples=5, warmup_s=0.05, min_time_s=0.2
     ),
-    # 2 s: on an H200 host, the cases that had not reached the 2% target by then (50 rows of a
-    # full run, replayed from their stored samples) were at a median of 6.6% after 2 s, 6.1%
-    # after 3 s and 5.8% after 5 s: a longer budget buys little and costs the suite minutes.
-    # Divided over the rounds (ROUNDS), with a warm-up in each round's fresh process; the
-    # budget and minimum time are a little shorter than one round's were, as every round
-    # also pays the case's setup (docs/methodology.md: the suite's time).
+    # why 2 s: docs/methodology.md ("Timing")
+    # divided over the rounds (ROUNDS), each round warming up in its own process; why 1.8 s
+    # and 0.9 s (2 s and 1 s in one process before): docs/methodology.md ("Timing", "Rounds")
     "full": MeasureSettings(budget_s=1.8, min_time_s=0.9, warmup_s=0.1),
 }
 ROUNDS = {"quick": RoundPolicy(3, 3, cheap_s=5.0), "full": RoundPolicy(3, 5, cheap_s=15.0)}
@@ -72,6 +69,7 @@ class RunOptions:
     host: str | None = None
     labels: tuple[tuple[str, str], ...] = ()  # --label key=value, stored with every row
     nodes: Nodes | None = None  # distributed cases over several machines (--nnodes ...)
+    models: tuple[str, ...] = ()  # --model MODULE:FACTORY values (benchsite.toolkit.user_models)
     rounds: int | None = None  # --rounds N: every case in exactly N rounds (default: profile's)
 
 
@@ -83,6 +81,7 @@ class PlannedCase:
     device: Device
     params: dict[str, Any]
     group: distributed.DeviceGroup | None = None  # the devices of a distributed case
+    skip: str | None = None  # why the case is stored as skipped, unmeasured (see plan_case)
 
     @property
     def case_key(self) -> str:
@@ -131,7 +130,7 @@ def run_benchmarks(options: RunOptions, reporter: Reporter | None = None) -> Run
     reporter = reporter or SilentReporter()
     host = options.host or socket.gethostname()
     store_check.preflight(options.results, host)  # store writable, host name fits: before any case
-    plugins = load_plugins(options.plugins, strict=options.strict)  # problems: a note each
+    plugins = load_plugins(options.plugins, strict=options.strict, models=options.models)
     config.check()  # a wrong benchsite.toml stops the run before anything is measured
     devices = select_devices(plugins, options.devices)  # hook: register_devices
     workloads = select_workloads(plugins, options.workloads)  # hook: register_workloads
@@ -143,10 +142,10 @@ def run_benchmarks(options: RunOptions, reporter: Reporter | None = None) -> Run
     todo = [planned for planned in plan if (planned.device.name, planned.case_key) not in done]
     report = RunReport(run_id, host, options.results)
     reporter.started(run_id, len(plan), len(plan) - len(todo))
-    machine = busy.check_before_run(devices, reporter, options.profile)  # recorded per row
+    machine = busy.check_before_run(reporter, options.profile)  # recorded per row
     context = RunContext(options, plugins, run_id, host, reporter, machine, tracker)
     folder = store.run_dir(options.results, host, run_id)
-    with locks.run_lock(folder), Worker(options.plugins) as worker:
+    with locks.run_lock(folder), Worker(options.plugins, options.models) as worker:
         store.tidy_run(folder)  # what a killed writer of this run left
         try:
             for planned, row, seconds in measure_in_rounds(worker, todo, context):
@@ -210,23 +209,23 @@ def measure_in_order(
 ) -> Iterator[tuple[PlannedCase, dict[str, Any], float]]:
     """Measure the plan in order, yielding (case, row, seconds it took) as each finishes: one
     case at a time in the worker, and the distributed cases of one device group (same kind and
-    world size) in one launch (:func:`benchsite.measure.distributed.launch.run_group`)."""
+    world size) in one launch (:func:`benchsite.measure.distributed.launch.run_group`). A case
+    the plan skips is stored as skipped where it comes, never launched."""
     batches: dict[tuple[str, int], list[PlannedCase]] = {}
     for planned in todo:
-        if planned.group is not None and planned.device.kind in planned.workload.item.devices:
+        if planned.group is not None and planned.skip is None:
             batches.setdefault((planned.group.kind, planned.group.world_size), []).append(planned)
-    launched: set[tuple[str, int]] = set()
     for planned in todo:
-        key = (planned.group.kind, planned.group.world_size) if planned.group else None
-        if key is None or key not in batches:
+        if planned.group is None or planned.skip is not None:
             context.reporter.case_started(planned)
             started = time.perf_counter()
             row = measure_planned(worker, planned, context)
             yield planned, row, time.perf_counter() - started
-        elif key not in launched:
-            launched.add(key)
+            continue
+        batch = batches.pop((planned.group.kind, planned.group.world_size), None)
+        if batch is not None:  # its first case: the whole group now, in one launch
             worker.close()  # leave the devices' memory and cores to the group
-            yield from _measure_group(batches[key], context)
+            yield from _measure_group(batch, context)
 
 
 def _measure_group(
@@ -249,7 +248,7 @@ def _measure_group(
             context.reporter.notice(f"{batch[index].case_key}: stored by the node of rank 0")
         else:
             key = (batch[index].device.name, batch[index].case_key)
-            outcome = context.tracker.add(key, outcome, single=True)
+            outcome = context.tracker.add(key, outcome, single=True)  # measured once
             yield batch[index], finish_row(batch[index], outcome, context), now - started
         started = now
         if index + 1 < len(batch):
@@ -299,14 +298,14 @@ def plan_cases(
     if profile not in PROFILES:
         raise SelectionError(f"unknown profile {profile!r}: use quick or full")
     single = [
-        PlannedCase(registered, device, params)
+        plan_case(registered, device, params)
         for registered in workloads
         if not registered.item.distributed
         for params in registered.item.grid(profile)
         for device in devices
     ]
     return single + [
-        PlannedCase(registered, group.device, params, group)
+        plan_case(registered, group.device, params, group)
         for registered in workloads
         if registered.item.distributed
         for params in registered.item.grid(profile)
@@ -314,41 +313,42 @@ def plan_cases(
     ]
 
 
+def plan_case(
+    workload: Registered[Workload],
+    device: Device,
+    params: dict[str, Any],
+    group: distributed.DeviceGroup | None = None,
+) -> PlannedCase:
+    """One case of the plan, with the one decision whether it is measured: a device kind the
+    workload does not run on, or a device group this machine cannot form, makes it skipped."""
+    item = workload.item
+    skip = None
+    if device.kind not in item.devices:
+        skip = f"{item.name} runs only on {', '.join(item.devices)}, not on {device.kind}"
+    elif group is not None:
+        skip = group.problem
+    return PlannedCase(workload, device, params, group, skip)
+
+
 def measure_planned(worker: Worker, planned: PlannedCase, context: RunContext) -> dict[str, Any]:
-    """Measure one round of a planned case (or explain why not) and return its complete result
-    row, holding every round of the case so far (:class:`benchsite.measure.rounds.Tracker`)."""
-    outcome = measure_outcome(worker, planned, context)
-    key = (planned.device.name, planned.case_key)
-    single = planned.group is not None or outcome.status == Status.SKIPPED
-    seconds = outcome.case_s or 0.0  # setup and measurement in the worker, not its start
-    return finish_row(planned, context.tracker.add(key, outcome, single, seconds), context)
-
-
-def measure_outcome(worker: Worker, planned: PlannedCase, context: RunContext) -> Outcome:
-    """One measurement of a planned case in the worker (or a distributed group), or why not."""
-    workload = planned.workload.item
-    if planned.device.kind not in workload.devices:
-        supported = ", ".join(workload.devices)
-        reason = f"{workload.name} runs only on {supported}, not on {planned.device.kind}"
-        outcome = Outcome(Status.SKIPPED, reason)
-    elif planned.group is not None:  # one process per rank, through torch's launcher
-        worker.close()  # leave the devices' memory and cores to the group
-        case = distributed.GroupCase(
-            workload.name, planned.params, _timeout(planned, context.options)
-        )
-        outcome = next(
-            distributed.run_group(
-                planned.group, [case], _settings(context.options), context.options.plugins
-            )
-        )
+    """The complete result row of one round of a case measured in the worker (holding every
+    round of the case so far: :class:`benchsite.measure.rounds.Tracker`), or of one the plan
+    skips."""
+    if planned.skip is not None:
+        world_size = planned.group.world_size if planned.group is not None else 1
+        outcome = Outcome(Status.SKIPPED, planned.skip, world_size=world_size)
     else:
+        workload = planned.workload.item
         settings = context.tracker.policy.settings(_settings(context.options))
         spec = CaseSpec(workload.name, planned.device.name, planned.params, settings)
         try:
             outcome = worker.run(spec, _timeout(planned, context.options))
         except WorkerDied as exc:
             outcome = Outcome(exc.status, str(exc))
-    return outcome
+    key = (planned.device.name, planned.case_key)
+    seconds = outcome.case_s or 0.0  # setup and measurement in the worker, not its start
+    single = planned.skip is not None
+    return finish_row(planned, context.tracker.add(key, outcome, single, seconds), context)
 
 
 def _settings(options: RunOptions) -> MeasureSettings:

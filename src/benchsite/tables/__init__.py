@@ -37,6 +37,8 @@ recomputes a number defined here.
 - :attr:`Tables.answers`: the one-screen answer per workload (:mod:`benchsite.tables.answers`).
 - :attr:`Tables.reruns`: each case's spread (lowest and highest run median, how many runs) over
   the runs of its device model (:mod:`benchsite.tables.reruns`).
+- :attr:`Tables.bandwidth_shares`: each memory-bound case's GB/s as a share of its device's
+  measured memory bandwidth (:mod:`benchsite.tables.bandwidth`).
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ import pandas as pd
 from benchsite.records import Flag
 from benchsite.tables import (
     answers,
+    bandwidth,
     compare,
     curves,
     effects,
@@ -121,6 +124,7 @@ TABLE_GROUPS = (
     ("precision_gains",),
     ("run_comparison",),
     ("runs", "devices", "peaks", "reruns"),
+    ("bandwidth_shares",),
 )
 EVERY_TABLE = tuple(name for group in TABLE_GROUPS for name in group)
 
@@ -226,6 +230,10 @@ class Tables:
     @functools.cached_property
     def peaks(self) -> pd.DataFrame:
         return inventory.peaks(self.rows, self.not_a_peak_flags)
+
+    @functools.cached_property
+    def bandwidth_shares(self) -> pd.DataFrame:
+        return bandwidth.bandwidth_shares(self.ok, self.not_a_peak_flags)
 
     @functools.cached_property
     def answers(self) -> pd.DataFrame:
