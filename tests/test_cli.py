@@ -217,6 +217,7 @@ def register_collectors():
 def test_run_exits_1_when_no_case_succeeded_and_prints_plain_lines(tmp_path, capsys):
     words = plugin_file(tmp_path, COLLECTOR, "words")
     args = ("run", "-w", "case-raise", "-w", "case-add", "-d", "cpu", "--budget", "0.05")
+    args += ("--rounds", "1")
     status, out, err = cli(
         capsys, *args, "-p", CASEBOOK, "-p", words, "--results", str(tmp_path / "a")
     )

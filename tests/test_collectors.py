@@ -203,7 +203,9 @@ def test_engine_records_available_collectors_and_nothing_for_unavailable_ones(
 ) -> None:
     monkeypatch.chdir(tmp_path)  # no benchsite.toml: cost is unavailable too
     monkeypatch.delenv("BENCHSITE_CONFIG", raising=False)
-    options = RunOptions(results=tmp_path / "store", workloads=("copy",), devices=("cpu",))
+    options = RunOptions(
+        results=tmp_path / "store", workloads=("copy",), devices=("cpu",), rounds=1
+    )
     report = run_benchmarks(options)
     assert report.statuses == {"ok": 3}
     frame = store.read_results(tmp_path / "store")

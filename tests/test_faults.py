@@ -28,7 +28,7 @@ from benchsite.store import parts as store
 from tests.conftest import CASEBOOK
 
 BENCHSITE = str(Path(sys.executable).parent / "benchsite")
-FAST = ("-p", CASEBOOK, "-d", "cpu", "--budget", "0.05", "--host", "h")
+FAST = ("-p", CASEBOOK, "-d", "cpu", "--budget", "0.05", "--rounds", "1", "--host", "h")
 
 
 def default_sigint() -> None:
@@ -317,6 +317,7 @@ def casebook_options(results: Path, workload: str, **changes) -> RunOptions:
         plugins=(CASEBOOK,),
         budget_s=0.05,
         host="h",
+        rounds=1,  # the rounds' rows on resume: tests/test_rounds.py
         **changes,
     )
 
