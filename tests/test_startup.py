@@ -10,6 +10,8 @@ import sys
 
 import pytest
 
+from tests.conftest import patience
+
 SITE_STACK = ("altair", "vl_convert", "jinja2")
 REPORT = "import json, sys; print(json.dumps(sorted(m for m in {stack} if m in sys.modules)))"
 
@@ -18,7 +20,10 @@ def imported_after(code: str) -> list[str]:
     """The modules of the site stack in ``sys.modules`` after ``code`` ran, in a new process."""
     report = REPORT.format(stack=SITE_STACK)
     finished = subprocess.run(
-        [sys.executable, "-c", f"{code}\n{report}"], capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", f"{code}\n{report}"],
+        capture_output=True,
+        text=True,
+        timeout=patience(120),
     )
     assert finished.returncode == 0, finished.stderr
     return json.loads(finished.stdout.splitlines()[-1])
