@@ -336,11 +336,11 @@ def new_plugin(
 
     An installable package: a pyproject with the entry point, a workload, a collector and
     tests that pass as generated."""
-    from benchsite.cli.scaffold import write_plugin
+    from benchsite.cli import scaffold
 
-    folder = write_plugin(name, out or Path(name))
+    folder = scaffold.write_plugin(name, out or Path(name))
     console.print(f"wrote {escape(str(folder))}: a workload, a collector and their tests")
-    console.print(f"next: pip install -e {escape(str(folder))} && pytest {escape(str(folder))}")
+    console.print(f"next: {escape(scaffold.next_command(folder))}")
 
 
 @app.command()
