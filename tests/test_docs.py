@@ -63,3 +63,19 @@ def test_the_guide_names_every_block_and_macro_of_the_theme():
         assert f"`{block}`" in GUIDE, f"docs/plugins.md does not name the block {block}"
     for signature in re.findall(r"{%-? macro ([^%]+?) -?%}", macros):
         assert f"`{signature.strip()}`" in GUIDE, f"docs/plugins.md lacks the macro {signature}"
+
+
+def test_the_store_the_readme_says_to_commit_is_the_one_pages_publishes():
+    """README: commit your store as benchmarks-results/; the Pages workflow publishes that
+    folder first, and git does not ignore it (results/ it does: a scratch store)."""
+    import subprocess
+
+    repo = TESTS.parent
+    readme = (repo / "README.md").read_text()
+    workflow = (repo / ".github" / "workflows" / "pages.yml").read_text()
+    assert "git add benchmarks-results" in readme
+    assert workflow.index("ls benchmarks-results/host=") < workflow.index("ls results/host=")
+    ignored = ["git", "check-ignore", "-q", "--no-index"]
+    assert subprocess.run([*ignored, "results/x"], cwd=repo).returncode == 0
+    assert subprocess.run([*ignored, "benchmarks-results/x.parquet"], cwd=repo).returncode == 1
+    assert subprocess.run([*ignored, "benchmarks-results/h/r/.lock"], cwd=repo).returncode == 0
