@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import pandas as pd
 import typer
@@ -17,9 +17,10 @@ import typer
 from benchsite.errors import SelectionError
 from benchsite.store import parts as store
 from benchsite.store.remote import locate
-from benchsite.tables import Tables
-from benchsite.tables import compare as comparing
 from benchsite.units import format_seconds
+
+if TYPE_CHECKING:
+    from benchsite.tables import compare as comparing
 
 MARKS = {"slower": "SLOWER", "faster": "faster", "same": ""}
 GATE_MARKS = {"regression": " REGRESSION", "inconclusive": " INCONCLUSIVE"}
@@ -64,6 +65,8 @@ def compare(
     Exits 1 with --fail-on-regression when a case got significantly slower by more than it;
     a slowdown resting on a row the site marks suspect is inconclusive (exit 0) unless
     --strict."""
+    from benchsite.tables import compare as comparing  # loaded with this command, not the CLI
+
     threshold = comparing.parse_threshold(fail_on_regression) if fail_on_regression else None
     rows = prepared_rows(results, tuple(plugin or ()), strict)
     sides = comparing.side(rows, base), comparing.side(rows, new)
@@ -86,6 +89,7 @@ def prepared_rows(results: Path, plugin_specs: tuple[str, ...], strict: bool) ->
     validity flags (busy, noisy ...) that make a row suspect come from those plugins."""
     from benchsite.host.manager import load_plugins
     from benchsite.site.analyse import prepare_results
+    from benchsite.tables import Tables
 
     raw = store.read_results(results)
     if raw.empty:
