@@ -86,7 +86,9 @@ def compare(
 
 def prepared_rows(results: Path, plugin_specs: tuple[str, ...], strict: bool) -> pd.DataFrame:
     """The store's rows after every ``prepare_results`` hook, as the site reads them: the
-    validity flags (busy, noisy ...) that make a row suspect come from those plugins."""
+    validity flags (busy, noisy ...) come from those plugins, and which of them make a row
+    suspect from their ``register_flags``."""
+    from benchsite.host import registry
     from benchsite.host.manager import load_plugins
     from benchsite.site.analyse import prepare_results
     from benchsite.tables import Tables
@@ -95,7 +97,8 @@ def prepared_rows(results: Path, plugin_specs: tuple[str, ...], strict: bool) ->
     if raw.empty:
         raise SelectionError(f"{results} holds no results: run `benchsite run` first")
     plugins = load_plugins(plugin_specs, strict=strict)
-    return Tables.of(prepare_results(plugins, raw)).rows
+    flags = [entry.item for entry in registry.flags(plugins).values()]  # which are suspect
+    return Tables.of(prepare_results(plugins, raw), flags).rows
 
 
 def _gate(table: pd.DataFrame, threshold: comparing.Threshold, quiet: bool) -> None:

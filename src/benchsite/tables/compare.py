@@ -382,8 +382,8 @@ def parse_threshold(text: str) -> Threshold:
 def gate_verdicts(table: pd.DataFrame, threshold: Threshold, strict: bool = False) -> np.ndarray:
     """The regression gate's verdict of each compared case: ``regression`` when it is
     significantly slower (its interval above 1) by more than ``threshold``; ``inconclusive``
-    when it would be one but rests on a suspect row of either side (``suspect``:
-    :data:`benchsite.tables.rows.SUSPECT_FLAGS`, the validity the site shows), unless
+    when it would be one but rests on a suspect row of either side (``suspect``: a flag
+    registered as suspect, :mod:`benchsite.tables.flags`, the validity the site shows), unless
     ``strict``; ``improvement`` when significantly faster by more than it (a share) or by
     more than it (a time); else ``unchanged``."""
     change = table["change"].to_numpy()
