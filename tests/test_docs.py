@@ -94,3 +94,25 @@ def test_the_toolkit_page_is_generated_from_the_docstrings():
     assert page == generator.page(), "docs/toolkit.md is stale: run scripts/toolkit_docs.py --write"
     for name in generator.toolkit_modules():
         assert f"## `{name}`" in page
+
+
+@pytest.mark.parametrize(
+    "title, columns",
+    [
+        ("`Tables.speedups`", "benchsite.tables.speedups.COLUMNS"),
+        ("`Tables.crossovers`", "benchsite.tables.curves.CROSSOVER_COLUMNS"),
+    ],
+)
+def test_the_guide_lists_every_column_of_the_public_tables(title, columns):
+    import importlib
+
+    module, _, name = columns.rpartition(".")
+    guide = (TESTS.parent / "docs" / "plugins.md").read_text()
+    section = guide.split("### The columns of `Tables.speedups` and `Tables.crossovers`")[1]
+    table = section.split(f"{title} (`{columns}`)")[1].split("\n\n", 2)[1]
+    listed = {
+        name
+        for line in table.splitlines()
+        for name in re.findall(r"`([a-z_]+)`", line.split("|")[1])
+    }
+    assert set(getattr(importlib.import_module(module), name)) == listed
