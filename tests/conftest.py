@@ -6,7 +6,7 @@ import sys
 import time
 from pathlib import Path
 
-pytest_plugins = ["benchsite.testing"]
+pytest_plugins = ["benchsite.testing", "pytester"]
 
 TESTS = Path(__file__).parent
 CASEBOOK = str(TESTS / "plugins" / "casebook.py")
