@@ -83,3 +83,23 @@ def test_the_readers_that_the_schema_doc_shows_read_the_store(tmp_path, monkeypa
     assert sorted(found["rows"]["row_id"]) == sorted(expected["row_id"])
     assert sorted(found["rows"]["host"]) == ["alpha", "alpha", "beta", "beta"]
     assert found["table"].num_rows == 4 and found["table"].schema.names == store.SCHEMA.names
+
+
+def test_a_run_lock_is_removed_when_its_run_ends_cleanly(tmp_path, run_workloads, results_dir):
+    import pytest
+
+    from benchsite._infra import lock as locks
+    from benchsite.errors import StoreError
+    from tests.conftest import CASEBOOK
+
+    folder = tmp_path / "run=r"
+    with locks.run_lock(folder):
+        assert (folder / ".lock").exists()
+        with pytest.raises(StoreError, match="is being written by process"), locks.run_lock(folder):
+            pass
+    assert not (folder / ".lock").exists()
+    with pytest.raises(KeyError), locks.run_lock(folder):
+        raise KeyError("interrupted")
+    assert (folder / ".lock").exists()  # kept, as a killed run keeps it: the next taker takes it
+    run_workloads("case-add", plugins=(CASEBOOK,))
+    assert list(results_dir.rglob("part-*.parquet")) and not list(results_dir.rglob(".lock"))

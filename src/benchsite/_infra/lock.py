@@ -3,8 +3,10 @@
 On POSIX the lock is ``flock`` on ``<run>/.lock``: the kernel releases it when its holder dies,
 however it dies, so a lock left by a killed run is taken over by the next one without any check.
 Where ``fcntl`` is missing (Windows) the lock is the file itself, created exclusively and holding
-the owner's pid; a file whose pid is no longer running is taken over. The file is never deleted
-(deleting a lock file races with the next taker); readers ignore it.
+the owner's pid; a file whose pid is no longer running is taken over. A run that ends cleanly
+removes the file while it still holds the lock (a taker that locked the removed file sees it is
+no longer the one at the path and takes that one); a killed run leaves it, and readers ignore
+it.
 """
 
 from __future__ import annotations
@@ -61,17 +63,30 @@ def _refuse(path: Path) -> StoreError:
 
 @contextlib.contextmanager
 def _flock(path: Path) -> Iterator[None]:
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)  # not inherited by workers (PEP 446)
+    fd = _locked_fd(path)
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise _refuse(path) from None
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode())
         yield
+        path.unlink(missing_ok=True)  # ended cleanly: removed while still held
     finally:
         os.close(fd)  # releases the lock
+
+
+def _locked_fd(path: Path) -> int:
+    """A descriptor of ``path`` holding its ``flock``; a file its last holder removed between
+    this process opening and locking it is left for the one now at ``path``."""
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)  # not inherited by workers (PEP 446)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise _refuse(path) from None
+        with contextlib.suppress(FileNotFoundError):
+            if os.stat(path).st_ino == os.fstat(fd).st_ino:
+                return fd
+        os.close(fd)  # locked a removed file: take the lock at path instead
 
 
 @contextlib.contextmanager
