@@ -88,8 +88,8 @@ def test_the_readers_that_the_schema_doc_shows_read_the_store(tmp_path, monkeypa
 def test_a_run_lock_is_removed_when_its_run_ends_cleanly(tmp_path, run_workloads, results_dir):
     import pytest
 
-    from benchsite._infra import lock as locks
     from benchsite.errors import StoreError
+    from benchsite.store import runlock as locks
     from tests.conftest import CASEBOOK
 
     folder = tmp_path / "run=r"

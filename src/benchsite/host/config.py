@@ -16,6 +16,8 @@ unavailable. The file is TOML; the sections the built-ins read are documented in
 ``[max_batch]``
     ``cpu_memory_budget_gib``: how much RAM the ``max-batch`` workload may use on the CPU
     (default: half of the memory available when the case starts).
+``[[models]]``
+    A user's own models to measure, one table each (:mod:`benchsite.host.models`).
 
 A plugin reads a section with :func:`section` (``section("cost")``) and a nested value with
 :func:`value`; a malformed file raises :class:`benchsite.errors.ConfigError` with one line that
@@ -39,12 +41,18 @@ from benchsite.errors import ConfigError
 ENV_VAR = "BENCHSITE_CONFIG"
 FILE_NAME = "benchsite.toml"
 Spec = type | dict[str, Any]
-_declared: dict[str, dict[str, Spec]] = {}
+ARRAY = "array of tables"  # a section declared so ([[models]]) is checked by the plugin reading it
+_declared: dict[str, dict[str, Spec] | str] = {}
 
 
-def declare(name: str, keys: dict[str, Spec]) -> None:
-    """Declare the section ``[name]`` a plugin reads: its keys and the type of each value."""
-    _declared[name] = {**_declared.get(name, {}), **keys}
+def declare(name: str, keys: dict[str, Spec] | str) -> None:
+    """Declare the section ``[name]`` a plugin reads: its keys and the type of each value; or,
+    with :data:`ARRAY`, an array of tables (``[[name]]``) that its reader checks itself."""
+    if isinstance(keys, str):
+        _declared[name] = keys
+        return
+    known = _declared.get(name, {})
+    _declared[name] = {**(known if isinstance(known, dict) else {}), **keys}
 
 
 def check(path: Path | None = None) -> None:
@@ -56,7 +64,9 @@ def check(path: Path | None = None) -> None:
         if name not in _declared:
             known = ", ".join(sorted(_declared)) or "none"
             _fail(path, [name], f"unknown section (known: {known}): fix the name or remove it")
-        _check_table(path, [name], found, _declared[name])
+        spec = _declared[name]
+        if isinstance(spec, dict):  # an ARRAY is checked by its reader
+            _check_table(path, [name], found, spec)
 
 
 def _check_table(path: Path, where: list[str], found: Any, spec: dict[str, Spec]) -> None:
