@@ -11,18 +11,27 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
-import pandas as pd
 import typer
 
 from benchsite.errors import SelectionError
-from benchsite.store import parts as store
-from benchsite.store.remote import locate
-from benchsite.units import format_seconds
 
 if TYPE_CHECKING:
+    import pandas as pd
+
+    from benchsite.store.remote import RemotePath
     from benchsite.tables import compare as comparing
 
 MARKS = {"slower": "SLOWER", "faster": "faster", "same": ""}
+
+
+def locate(text: str) -> Path | RemotePath:
+    """``--results``' parser (:func:`benchsite.store.remote.locate`), imported when a command
+    runs: the command line starts without pyarrow."""
+    from benchsite.store.remote import locate as located
+
+    return located(text)
+
+
 GATE_MARKS = {"regression": " REGRESSION", "inconclusive": " INCONCLUSIVE"}
 
 
@@ -91,6 +100,7 @@ def prepared_rows(results: Path, plugin_specs: tuple[str, ...], strict: bool) ->
     from benchsite.host import registry
     from benchsite.host.manager import load_plugins
     from benchsite.site.analyse import prepare_results
+    from benchsite.store import parts as store
     from benchsite.tables import Tables
 
     raw = store.read_results(results)
@@ -143,6 +153,8 @@ def report_lines(base: comparing.Side, new: comparing.Side, table: pd.DataFrame)
 
 
 def _line(row: object) -> str:
+    from benchsite.units import format_seconds  # numpy: loaded with the command
+
     case = str(row.variant or "—")
     if isinstance(row.axis, str) and math.isfinite(row.axis_value):
         value = int(row.axis_value) if row.axis_value.is_integer() else row.axis_value
