@@ -18,8 +18,8 @@ import pytest
 from analysis_frames import row
 
 from benchsite.cli.app import main
-from benchsite.host import models
 from benchsite.store import parts as store
+from benchsite.toolkit import user_models as models
 from tests.test_cli import cli
 
 USER_MODULE = """
@@ -168,7 +168,7 @@ def test_models_from_benchsite_toml_are_read_and_checked(user_folder, monkeypatc
     assert [m.name for m in found] == ["tiny", "tiny-net"]
     assert found[0].shape == (16,) and found[0].batches == (2, 4)
     (user_folder / "benchsite.toml").write_text('[[models]]\nfactory = "usernets:tiny_net"\n')
-    with pytest.raises(models.BenchsiteError, match=r"\[\[models\]\] #1: say what the model"):
+    with pytest.raises(models.ConfigError, match=r"\[\[models\]\] #1: say what the model"):
         models.user_models()
     (user_folder / "benchsite.toml").unlink()
 

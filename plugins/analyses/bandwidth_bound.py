@@ -11,12 +11,14 @@ it back.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from benchsite import Analysis, Finding, hookimpl
-from benchsite.tables import Tables
 from benchsite.toolkit.findings import case_text, finding, percent
 from benchsite.units import format_number, format_rate_in
+
+if TYPE_CHECKING:
+    from benchsite.tables import Tables
 
 
 @hookimpl

@@ -17,7 +17,7 @@ unavailable. The file is TOML; the sections the built-ins read are documented in
     ``cpu_memory_budget_gib``: how much RAM the ``max-batch`` workload may use on the CPU
     (default: half of the memory available when the case starts).
 ``[[models]]``
-    A user's own models to measure, one table each (:mod:`benchsite.host.models`).
+    A user's own models to measure, one table each (:mod:`benchsite.toolkit.user_models`).
 
 A plugin reads a section with :func:`section` (``section("cost")``) and a nested value with
 :func:`value`; a malformed file raises :class:`benchsite.errors.ConfigError` with one line that
@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import os
 import tomllib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +44,7 @@ FILE_NAME = "benchsite.toml"
 Spec = type | dict[str, Any]
 ARRAY = "array of tables"  # a section declared so ([[models]]) is checked by the plugin reading it
 _declared: dict[str, dict[str, Spec] | str] = {}
+_command_line: dict[str, tuple[str, ...]] = {}
 
 
 def declare(name: str, keys: dict[str, Spec] | str) -> None:
@@ -53,6 +55,17 @@ def declare(name: str, keys: dict[str, Spec] | str) -> None:
         return
     known = _declared.get(name, {})
     _declared[name] = {**(known if isinstance(known, dict) else {}), **keys}
+
+
+def set_command_line(option: str, values: Sequence[str]) -> None:
+    """Record the values of a repeatable command-line option (``--model``) for the plugins that
+    read it; the plugin host sets them in every process that loads plugins."""
+    _command_line[option] = tuple(values)
+
+
+def command_line(option: str) -> tuple[str, ...]:
+    """The values given to command-line option ``option`` in this command (empty if none)."""
+    return _command_line.get(option, ())
 
 
 def check(path: Path | None = None) -> None:

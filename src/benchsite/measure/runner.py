@@ -63,7 +63,7 @@ class RunOptions:
     host: str | None = None
     labels: tuple[tuple[str, str], ...] = ()  # --label key=value, stored with every row
     nodes: Nodes | None = None  # distributed cases over several machines (--nnodes ...)
-    models: tuple[str, ...] = ()  # --model MODULE:FACTORY values (benchsite.host.models)
+    models: tuple[str, ...] = ()  # --model MODULE:FACTORY values (benchsite.toolkit.user_models)
 
 
 @dataclass(frozen=True)

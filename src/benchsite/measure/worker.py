@@ -55,7 +55,7 @@ class Worker:
 
     def __init__(self, plugin_specs: tuple[str, ...], models: tuple[str, ...] = ()) -> None:
         self.plugin_specs = plugin_specs
-        self.models = models  # --model values (benchsite.host.models)
+        self.models = models  # --model values (benchsite.toolkit.user_models)
         self._process: multiprocessing.process.BaseProcess | None = None
         self._conn: Connection | None = None
 

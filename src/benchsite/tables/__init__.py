@@ -230,7 +230,7 @@ class Tables:
 
     @functools.cached_property
     def bandwidth_shares(self) -> pd.DataFrame:
-        return bandwidth.bandwidth_shares(self.ok)
+        return bandwidth.bandwidth_shares(self.ok, self.not_a_peak_flags)
 
     @functools.cached_property
     def answers(self) -> pd.DataFrame:

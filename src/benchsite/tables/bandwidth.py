@@ -11,20 +11,24 @@ store holds no such row for a device, its memory-bound cases have no share.
 
 from __future__ import annotations
 
-import pandas as pd
+from collections.abc import Collection
 
-from benchsite.tables.inventory import NOT_A_PEAK
+import pandas as pd
 
 COLUMNS = ["host", "device", "workload", "row_id", "gbps", "bandwidth_gbps", "share"]
 
 
-def bandwidth_shares(ok: pd.DataFrame) -> pd.DataFrame:
-    """One row per ok memory-bound row: its GB/s, the device's measured bandwidth, the share."""
+def bandwidth_shares(ok: pd.DataFrame, not_a_peak: Collection[str]) -> pd.DataFrame:
+    """One row per ok memory-bound row: its GB/s, the device's measured bandwidth, the share.
+
+    ``not_a_peak`` holds the flag codes whose rates are no device's peak (``Flag.not_a_peak``).
+    """
+    not_a_peak = frozenset(not_a_peak)
     if ok.empty:
         return pd.DataFrame(columns=COLUMNS)
     bound = ok["m"].map(lambda metrics: bool((metrics or {}).get("memory_bound")))
     measured = ok["gbps"].notna().to_numpy(bool)
-    trusted = ~ok["flags"].map(lambda codes: bool(NOT_A_PEAK & set(codes))).to_numpy(bool)
+    trusted = ~ok["flags"].map(lambda codes: bool(not_a_peak & set(codes))).to_numpy(bool)
     reference = ok[measured & trusted & ~bound.to_numpy(bool)]
     best = reference.groupby(["host", "device"], observed=True)["gbps"].max()
     cases = ok[measured & bound.to_numpy(bool)]

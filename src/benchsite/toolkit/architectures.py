@@ -14,6 +14,18 @@ from typing import Any
 
 from benchsite import SkipCase
 
+__all__ = [
+    "DECODERS",
+    "INSTALL",
+    "MISSING",
+    "available",
+    "bert_base",
+    "decoder",
+    "require",
+    "resnet50",
+    "vit_b16",
+]
+
 INSTALL = "pip install 'benchsite[models]'"
 MISSING = f"needs Hugging Face transformers, not installed here: {INSTALL}"
 

@@ -24,6 +24,19 @@ from benchsite import Case, Device, SkipCase
 from benchsite.errors import BenchsiteError, describe_exception
 from benchsite.toolkit.steps import ModelSpec, infer_case, train_case
 
+__all__ = [
+    "ModelError",
+    "ModuleSpec",
+    "built",
+    "count_call_flops",
+    "example_inputs",
+    "first_tensor",
+    "mean_square_loss",
+    "module_case",
+    "module_flops",
+    "positional",
+]
+
 
 class ModelError(BenchsiteError):
     """A model given to benchsite cannot be measured as given; the message says what to fix."""

@@ -1,8 +1,8 @@
 """A user's own model as a workload: ``benchsite run --model MODULE:FACTORY`` and ``[[models]]``.
 
-Each model given on the command line or in ``benchsite.toml`` becomes one plugin, registered
-by :func:`benchsite.host.manager.load_plugins` like any other, whose ``register_workloads``
-gives two workloads, ``<name>-infer`` and ``<name>-train``, with cases the engine derives: a
+Each model given on the command line (:func:`benchsite.config.command_line` ``("model")``) or
+in ``benchsite.toml`` is registered by the built-in plugin ``workloads.user_models`` as two
+workloads, ``<name>-infer`` and ``<name>-train``, with cases the engine derives: a
 batch sweep in fp32, each other precision at one batch (those a device cannot run are skipped
 with the reason), and ``torch.compile`` in the full profile. Only the model's text description
 travels to the worker processes; the worker imports the user's module itself (from the current
@@ -37,10 +37,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from benchsite.errors import BenchsiteError, ConfigError
-from benchsite.hookspecs import hookimpl
-from benchsite.host import config
+from benchsite import config
+from benchsite.errors import ConfigError
+from benchsite.host.config import ARRAY, load_config
 from benchsite.records import Case, Device, Workload
+from benchsite.toolkit.modules import ModelError, ModuleSpec, module_case
+
+__all__ = ["UserModel", "from_cli", "from_table", "setup_case", "user_models", "workloads"]
 
 BATCHES = (1, 8, 32, 128)
 QUICK_BATCHES = (1, 4)
@@ -49,7 +52,7 @@ KEYS = ("name", "inputs", "shape", "dtype", "high", "loss", "targets", "batches"
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
 _REF = re.compile(r"^[A-Za-z_][\w.]*(:[A-Za-z_]\w*)?$")
 
-config.declare("models", config.ARRAY)  # [[models]]: checked by user_models
+config.declare("models", ARRAY)  # [[models]]: checked by user_models
 
 
 @dataclass(frozen=True)
@@ -71,17 +74,17 @@ class UserModel:
 
 def user_models(cli_specs: Sequence[str] = ()) -> list[UserModel]:
     """The models of ``benchsite.toml``'s ``[[models]]`` and of ``--model`` values, checked;
-    :class:`BenchsiteError` (one line) for a malformed one."""
+    :class:`ConfigError` (one line) for a malformed one."""
     found = [from_table(table, index) for index, table in enumerate(_config_tables(), start=1)]
     found += [from_cli(spec) for spec in cli_specs]
     names = [model.name for model in found]
     for name in {name for name in names if names.count(name) > 1}:
-        raise BenchsiteError(f"two models are named {name}: give one of them another name=")
+        raise ConfigError(f"two models are named {name}: give one of them another name=")
     return found
 
 
 def _config_tables() -> list[dict[str, Any]]:
-    tables = config.load_config().get("models", [])
+    tables = load_config().get("models", [])
     if not isinstance(tables, list) or not all(isinstance(t, dict) for t in tables):
         raise ConfigError(f"{config.config_path()}: models must be [[models]] tables: fix it")
     return tables
@@ -94,7 +97,7 @@ def from_cli(spec: str) -> UserModel:
     for setting in settings:
         key, sep, value = setting.partition("=")
         if not sep:
-            raise BenchsiteError(f"--model {spec}: {setting!r} is no key=value setting")
+            raise ConfigError(f"--model {spec}: {setting!r} is no key=value setting")
         table[key.strip()] = value.strip()
     return _model(table, f"--model {spec}")
 
@@ -107,15 +110,15 @@ def from_table(table: dict[str, Any], index: int) -> UserModel:
 def _model(table: dict[str, Any], where: str) -> UserModel:
     factory = str(table.pop("factory", ""))
     if ":" not in factory or not _REF.match(factory):
-        raise BenchsiteError(f"{where}: give the factory as MODULE:FUNCTION, not {factory!r}")
+        raise ConfigError(f"{where}: give the factory as MODULE:FUNCTION, not {factory!r}")
     unknown = sorted(set(table) - set(KEYS))
     if unknown:
-        raise BenchsiteError(f"{where}: unknown key {unknown[0]} (known: {', '.join(KEYS)})")
+        raise ConfigError(f"{where}: unknown key {unknown[0]} (known: {', '.join(KEYS)})")
     name = str(table.get("name") or factory.split(":")[1].replace("_", "-")).lower()
     if not _NAME.match(name):
-        raise BenchsiteError(f"{where}: name {name!r}: use letters, digits, '-', '_' or '.'")
+        raise ConfigError(f"{where}: name {name!r}: use letters, digits, '-', '_' or '.'")
     if not table.get("inputs") and not table.get("shape"):
-        raise BenchsiteError(f"{where}: say what the model takes: inputs=FUNCTION or shape=3x224")
+        raise ConfigError(f"{where}: say what the model takes: inputs=FUNCTION or shape=3x224")
     return UserModel(
         name=name,
         factory=factory,
@@ -136,7 +139,7 @@ def _ref(table: dict[str, Any], key: str, where: str) -> str | None:
     if value is None or value == "":
         return None
     if not isinstance(value, str) or not _REF.match(value):
-        raise BenchsiteError(f"{where}: {key} must be [MODULE:]FUNCTION, not {value!r}")
+        raise ConfigError(f"{where}: {key} must be [MODULE:]FUNCTION, not {value!r}")
     return value
 
 
@@ -150,7 +153,7 @@ def _ints(table: dict[str, Any], key: str, where: str, default: Any) -> Any:
     except (TypeError, ValueError):
         numbers = ()
     if not numbers or min(numbers) < 1:
-        raise BenchsiteError(f"{where}: {key} must be positive whole numbers, not {value!r}")
+        raise ConfigError(f"{where}: {key} must be positive whole numbers, not {value!r}")
     return numbers
 
 
@@ -164,37 +167,32 @@ def _dtype(table: dict[str, Any], where: str) -> str:
 
     dtype = str(table.get("dtype") or "float32")
     if not isinstance(getattr(torch, dtype, None), torch.dtype):
-        raise BenchsiteError(f"{where}: dtype {dtype!r} is no torch dtype (float32, int64, ...)")
+        raise ConfigError(f"{where}: dtype {dtype!r} is no torch dtype (float32, int64, ...)")
     if not getattr(torch, dtype).is_floating_point and table.get("high") is None:
-        raise BenchsiteError(f"{where}: integer dtype {dtype} needs high= (values in [0, high))")
+        raise ConfigError(f"{where}: integer dtype {dtype} needs high= (values in [0, high))")
     return dtype
 
 
 # -- the plugin ---------------------------------------------------------------------------------
 
 
-class ModelPlugin:
-    """The plugin that registers one user model's workloads."""
+def workloads(model: UserModel) -> list[Workload]:
+    """The two workloads of one user model, ``<name>-infer`` and ``<name>-train``."""
+    return [_workload(model, train=False), _workload(model, train=True)]
 
-    def __init__(self, model: UserModel) -> None:
-        self.model = model
 
-    @hookimpl
-    def register_workloads(self) -> list[Workload]:
-        return [self._workload(train=False), self._workload(train=True)]
-
-    def _workload(self, train: bool) -> Workload:
-        model, mode = self.model, "train" if train else "infer"
-        what = "One AdamW training step" if train else "One forward pass in eval() mode"
-        return Workload(
-            name=f"{model.name}-{mode}",
-            description=f"{what} of the user's model {model.name} ({model.factory}); items/s.",
-            setup=lambda device, params: setup_case(model, device, params, train),
-            params=_grid(model.batches, with_compile=True),
-            quick=_grid(model.quick_batches, with_compile=False),
-            tags=("training" if train else "inference", "user-model", "batch-sweep"),
-            axis="batch",
-        )
+def _workload(model: UserModel, train: bool) -> Workload:
+    mode = "train" if train else "infer"
+    what = "One AdamW training step" if train else "One forward pass in eval() mode"
+    return Workload(
+        name=f"{model.name}-{mode}",
+        description=f"{what} of the user's model {model.name} ({model.factory}); items/s.",
+        setup=lambda device, params: setup_case(model, device, params, train),
+        params=_grid(model.batches, with_compile=True),
+        quick=_grid(model.quick_batches, with_compile=False),
+        tags=("training" if train else "inference", "user-model", "batch-sweep"),
+        axis="batch",
+    )
 
 
 def _grid(batches: tuple[int, ...], with_compile: bool) -> list[dict[str, list[Any]]]:
@@ -209,20 +207,11 @@ def _grid(batches: tuple[int, ...], with_compile: bool) -> list[dict[str, list[A
     return grid
 
 
-def model_plugins(cli_specs: Sequence[str] = ()) -> list[tuple[str, ModelPlugin, str]]:
-    """(plugin name, plugin, source) for every user model."""
-    return [
-        (f"model:{model.name}", ModelPlugin(model), model.where) for model in user_models(cli_specs)
-    ]
-
-
 # -- inside the worker: the case ----------------------------------------------------------------
 
 
 def setup_case(model: UserModel, device: Device, params: dict[str, Any], train: bool) -> Case:
     """Import the user's functions and build the case (:mod:`benchsite.toolkit.modules`)."""
-    from benchsite.toolkit.modules import ModuleSpec, module_case
-
     spec = ModuleSpec(
         name=model.name,
         factory=resolve(model, model.factory),
@@ -253,8 +242,6 @@ def _inputs(model: UserModel) -> Callable[[int], Any]:
 def resolve(model: UserModel, ref: str) -> Any:
     """The function ``[MODULE:]NAME`` names (the factory's module when none is given), imported
     with the current folder on ``sys.path``; :class:`ModelError` when it cannot be found."""
-    from benchsite.toolkit.modules import ModelError
-
     module_name, _, attribute = ref.rpartition(":") if ":" in ref else ("", "", ref)
     module_name = module_name or model.factory.split(":")[0]
     if os.getcwd() not in sys.path:
