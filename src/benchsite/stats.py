@@ -96,9 +96,9 @@ def median_ci_correlated(samples: Sequence[float]) -> tuple[float, float]:
     nearly independent when a batch is longer than the correlation, so the median's standard
     error is their standard deviation over √:data:`BATCHES`, and the interval is the median ±
     Student's t (7 degrees of freedom) times that. Below :data:`MIN_BATCH_SAMPLES` samples only
-    the order-statistic interval is used. Its coverage of the true median, measured by
-    Monte-Carlo runs: docs/methodology.md ("Statistics"). The lower bound is never below 0 (a
-    time cannot be negative)."""
+    the order-statistic interval is used. The interval never leaves the samples' range (a
+    time's interval is never negative). Its coverage of the true median, measured by
+    Monte-Carlo runs: docs/methodology.md ("Statistics")."""
     ordered = sorted(samples)
     low, high = median_ci(ordered)
     if len(samples) < MIN_BATCH_SAMPLES or not correlated(samples):
@@ -107,7 +107,9 @@ def median_ci_correlated(samples: Sequence[float]) -> tuple[float, float]:
     medians = [statistics.median(samples[b * size : (b + 1) * size]) for b in range(BATCHES)]
     half = T975_7 * statistics.stdev(medians) / math.sqrt(BATCHES)
     median = statistics.median(ordered)
-    return max(0.0, min(low, median - half)), max(high, median + half)  # a time is >= 0
+    # a symmetric interval around a skewed series' median can reach below zero: no time is
+    # outside the range of the samples the median is taken from
+    return max(ordered[0], min(low, median - half)), min(ordered[-1], max(high, median + half))
 
 
 def interval_coverage(n: int) -> float:

@@ -43,12 +43,14 @@ PROFILES = {
     "quick": MeasureSettings(
         rel_ci=0.05, budget_s=0.6, min_samples=5, warmup_s=0.05, min_time_s=0.2
     ),
-    # why 2 s: docs/methodology.md ("Timing")
     # divided over the rounds (ROUNDS), each round warming up in its own process; why 1.8 s
     # and 0.9 s (2 s and 1 s in one process before): docs/methodology.md ("Timing", "Rounds")
     "full": MeasureSettings(budget_s=1.8, min_time_s=0.9, warmup_s=0.1),
 }
 ROUNDS = {"quick": RoundPolicy(3, 3, cheap_s=5.0), "full": RoundPolicy(3, 5, cheap_s=15.0)}
+PROFILES["models"] = PROFILES["full"]  # the full grids of the workloads tagged LARGE only
+ROUNDS["models"] = ROUNDS["full"]
+LARGE = "large-model"  # a workload tag: its full grid runs in the models profile, not in full
 DEFAULT_TIMEOUT_S = 600.0
 
 
@@ -296,21 +298,31 @@ def plan_cases(
     close together in time and a change in the machine does not bias their ratio; distributed
     workloads last, once per device kind (:func:`distributed.device_groups`)."""
     if profile not in PROFILES:
-        raise SelectionError(f"unknown profile {profile!r}: use quick or full")
+        raise SelectionError(f"unknown profile {profile!r}: use quick, full or models")
     single = [
         plan_case(registered, device, params)
         for registered in workloads
         if not registered.item.distributed
-        for params in registered.item.grid(profile)
+        for params in grid_of(registered.item, profile)
         for device in devices
     ]
     return single + [
         plan_case(registered, group.device, params, group)
         for registered in workloads
         if registered.item.distributed
-        for params in registered.item.grid(profile)
+        for params in grid_of(registered.item, profile)
         for group in distributed.device_groups(devices, params, nodes)
     ]
+
+
+def grid_of(workload: Workload, profile: str) -> list[dict[str, Any]]:
+    """The parameter sets of ``workload`` in ``profile``: a workload tagged :data:`LARGE` (a
+    well-known model whose full grid takes many minutes) runs its quick grid in ``full`` and
+    its full grid in ``models``, where no other workload runs."""
+    large = LARGE in workload.tags
+    if profile == "models":
+        return workload.grid("full") if large else []
+    return workload.grid("quick" if large and profile == "full" else profile)
 
 
 def plan_case(
