@@ -50,7 +50,9 @@ def measured(tmp_path_factory):
     pytest.importorskip("transformers")
     results = tmp_path_factory.mktemp("models") / "results"
     workloads = ("llm-generate", "bert-base-infer", "copy")
-    options = RunOptions(results=results, workloads=workloads, devices=("cpu",), budget_s=0.05)
+    options = RunOptions(
+        results=results, workloads=workloads, devices=("cpu",), budget_s=0.05, rounds=1
+    )
     report = run_benchmarks(options)
     return report, store.read_results(results)
 
