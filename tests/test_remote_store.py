@@ -86,7 +86,13 @@ def finish(process: subprocess.Popen, timeout: float = 180) -> tuple[int, str, s
 def parts(url: str) -> list[str]:
     root = locate(url)
     assert isinstance(root, RemotePath)
-    return [str(path) for path in root.glob("host=*/run=*/*")]
+    return [str(path) for path in root.glob("host=*/run=*/part-*.parquet")]
+
+
+def leases(url: str) -> list[str]:
+    root = locate(url)
+    assert isinstance(root, RemotePath)
+    return [str(path) for path in root.glob("host=*/run=*/.lease-*")]
 
 
 def test_a_run_killed_mid_run_and_mid_compaction_resumes_to_every_case_once(bucket_url):
@@ -174,3 +180,47 @@ def test_bad_urls_credentials_and_endpoints_are_one_line(bucket_url, monkeypatch
 def test_a_file_url_is_the_local_folder(tmp_path):
     assert locate(f"file://{tmp_path}/store") == Path(tmp_path) / "store"
     assert locate(str(tmp_path)) == Path(tmp_path)
+
+
+# -- one writer per run: the lease (benchsite.store.lease) ---------------------------------------
+
+
+def test_two_resumes_of_one_run_at_once_one_is_refused_and_each_case_is_stored_once(bucket_url):
+    args = ("run", "-w", "case-sleep", *FAST, "--host", "h", "--results", bucket_url)
+    code, _, err = finish(cli(*args, fault="write:after-rename"))  # killed after case 1 of 4
+    assert code == -signal.SIGKILL, err
+    both = [cli(*args[:-4], "--budget", "1", "--host", "h", "--results", bucket_url, "--resume")]
+    both.append(
+        cli(*args[:-4], "--budget", "1", "--host", "h", "--results", bucket_url, "--resume")
+    )
+    ended = sorted((finish(process) for process in both), key=lambda result: result[0])
+    (won, _, won_err), (refused, _, refused_err) = ended
+    assert won == 0, won_err
+    assert refused == 2, refused_err
+    assert len(refused_err.strip().splitlines()) == 1 and "Traceback" not in refused_err
+    assert "is being written by process" in refused_err
+    rows = store.read_results(locate(bucket_url))
+    assert len(rows) == 4 and rows["case_key"].is_unique and rows["run_id"].nunique() == 1
+    assert leases(bucket_url) == []  # the winner's released, the killed writer's taken over
+
+
+def test_a_stale_lease_is_taken_over_and_its_writer_learns_it_lost(bucket_url, monkeypatch):
+    from benchsite.store import lease
+
+    monkeypatch.setenv(lease.ENV_VAR, "4")
+    folder = store.run_dir(locate(bucket_url), "h", "r")
+    elsewhere = folder / f"{lease.PREFIX}dead"  # a writer on another machine, gone silent
+    elsewhere.write_bytes(b'{"host": "another-machine", "pid": 1, "started": 0}')
+    with pytest.raises(StoreError, match="is being written by process 1 on another-machine"):
+        lease.Lease(folder).acquire()
+    time.sleep(5)  # its heartbeat is now older than the timeout
+    taker = lease.Lease(folder)
+    taker.acquire()
+    try:
+        assert not elsewhere.exists()  # taken over
+        taker.confirm()
+        taker.path.unlink()  # as a taker does to a lease it finds stale
+        with pytest.raises(StoreError, match="was taken over by another writer"):
+            taker.confirm()
+    finally:
+        taker.release()

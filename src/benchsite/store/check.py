@@ -114,9 +114,8 @@ def find_problems(root: Path) -> list[Problem]:
     """Every part of the store that readers skip (raises on a part of a newer schema)."""
     found = []
     for folder in store.run_folders(root):
-        scan = store.scan_run(folder)
-        store.read_parts(folder, scan)  # data pages too, not only footers
-        found += [Problem(folder / name, reason) for name, reason in sorted(scan.bad.items())]
+        bad = store.unreadable_parts(folder)  # data pages too, not only footers
+        found += [Problem(folder / name, reason) for name, reason in sorted(bad.items())]
     return found
 
 
@@ -155,7 +154,7 @@ def tidy_store(root: Path) -> int:
 
 def _has_leftovers(folder: Path) -> bool:
     temporary = any(True for _ in folder.glob(".part-*.tmp-*"))
-    return temporary or bool(store.scan_run(folder).superseded_present)
+    return temporary or bool(store.scan_listing(folder).superseded_present)
 
 
 def _entries(folder: Path) -> int:
