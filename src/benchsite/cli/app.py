@@ -35,7 +35,7 @@ from benchsite.cli import results as results_view
 from benchsite.errors import BenchsiteError, PluginDeprecationWarning, StoreWarning
 from benchsite.host.manager import load_plugins
 from benchsite.measure.distributed.multinode import nodes_option
-from benchsite.measure.runner import RunOptions, parse_labels, run_benchmarks
+from benchsite.measure.runner import RunOptions, RunReport, parse_labels, run_benchmarks
 from benchsite.store import parts as store
 from benchsite.store.remote import locate
 from benchsite.version import __version__
@@ -178,11 +178,9 @@ def run(
     for name, seconds in sorted(report.workload_s.items(), key=lambda item: -item[1]):
         console.print(f"  {name:<24} {seconds:8.1f} s", highlight=False)  # wall time per workload
     if report.interrupted:
-        console.print(f"interrupted: finished cases kept in {where} ({summary or 'none'}).")
-        console.print("continue with: benchsite run --resume (same options)")
-        raise typer.Exit(130)
+        _interrupted(report, where, summary)
     console.print(f"stored {summary or 'nothing'} in {where}")
-    if report.statuses and not report.statuses.get("ok"):
+    if report.statuses and not report.statuses.get("ok") and not report.held_ok:
         err_console.print(
             f"[red]error:[/] no case succeeded ({summary}): see the lines above, or "
             f"`benchsite results --results {escape(str(report.results))}`"
@@ -190,10 +188,31 @@ def run(
         raise typer.Exit(1)
 
 
+def _interrupted(report: RunReport, where: object, summary: str) -> None:
+    """One line on what an interrupted run kept, and how to go on; exit 130."""
+    if report.compaction_interrupted:
+        console.print(
+            f"interrupted during compaction: every stored case is kept in {where}; "
+            "`benchsite run --resume` (same options) finishes it"
+        )
+    elif not report.statuses and not report.held:
+        console.print("interrupted before any case was stored: nothing to resume")
+    else:
+        console.print(f"interrupted: finished cases kept in {where} ({summary or 'none'}).")
+        console.print("continue with: benchsite run --resume (same options)")
+    raise typer.Exit(130)
+
+
+MAX_SECONDS = 7 * 24 * 3600.0  # a week: more than any case, and within what a wait can take
+
+
 def _check_positive(**values: float | None) -> None:
     for name, value in values.items():
-        if value is not None and not (math.isfinite(value) and value > 0):
-            raise BenchsiteError(f"--{name} must be a positive number of seconds, got {value:g}")
+        if value is not None and not (math.isfinite(value) and 0 < value <= MAX_SECONDS):
+            raise BenchsiteError(
+                f"--{name} must be a positive number of seconds up to {MAX_SECONDS:g} "
+                f"(a week), got {value:g}"
+            )
 
 
 NameArg = Annotated[str | None, typer.Argument(help="Show this one in full.")]

@@ -111,7 +111,8 @@ class RunReport:
     results: Path
     statuses: dict[str, int] = field(default_factory=dict)
     interrupted: bool = False
-    held_ok: int = 0  # ok cases the run held before (a --resume)
+    held: int = 0  # cases the run held before (a --resume)
+    held_ok: int = 0  # of which succeeded
     compaction_interrupted: bool = False
     workload_s: dict[str, float] = field(default_factory=dict)  # wall time spent per workload
 
@@ -140,7 +141,7 @@ def run_benchmarks(options: RunOptions, reporter: Reporter | None = None) -> Run
         store.tidy_run(folder)  # what a killed writer of this run left
         held = _held_now(options, host, plan, run_id)  # read under the lock: one row per case
         todo = [p for p in plan if (p.device.name, p.case_key) not in held.done]
-        report = RunReport(run_id, host, options.results, held_ok=held.ok)
+        report = RunReport(run_id, host, options.results, held=len(held.done), held_ok=held.ok)
         reporter.started(run_id, len(plan), len(plan) - len(todo))
         machine = busy.check_before_run(devices, reporter, options.profile)  # recorded per row
         context = RunContext(options, plugins, run_id, host, reporter, machine)

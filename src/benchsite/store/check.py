@@ -8,6 +8,8 @@ parts already superseded by a compaction hold nothing a reader would see; tidyin
 
 from __future__ import annotations
 
+import errno
+import os
 import re
 import shutil
 import uuid
@@ -42,21 +44,31 @@ def preflight(root: Path, host: str) -> None:
     root = Path(root)
     if root.exists() and not root.is_dir():
         raise StoreError(f"--results {root} is a file, not a folder: pass a results folder")
+    existing = _nearest_existing(root)  # the store is created by its first part, not here
     try:
-        root.mkdir(parents=True, exist_ok=True)
-        probe = root / f".probe-{uuid.uuid4().hex[:8]}"
+        if not existing.is_dir():
+            raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR))
+        probe = existing / f".probe-{uuid.uuid4().hex[:8]}"
         probe.write_bytes(b"benchsite")
         probe.unlink()
     except OSError as exc:
         raise StoreError(
             f"cannot write into {root} ({exc.strerror}): pick a writable --results"
         ) from None
-    free = shutil.disk_usage(root).free
+    free = shutil.disk_usage(existing).free
     if free < MIN_FREE_BYTES:
         raise StoreError(
             f"{root} has {free // 2**20} MiB free, less than {MIN_FREE_BYTES // 2**20} MiB: "
             f"free space or pick another --results"
         )
+
+
+def _nearest_existing(path: Path) -> Path:
+    """``path`` or its nearest ancestor that exists."""
+    path = path.absolute()
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    return path
 
 
 def _probe(root: RemotePath) -> None:
