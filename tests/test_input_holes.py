@@ -9,24 +9,14 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-import pytest
 
-from benchsite.cli.app import main
 from benchsite.store import parts as store
 from benchsite.testing import complete_row
 from benchsite.toolkit.csvfile import csv_bytes
 from tests.conftest import CASEBOOK
+from tests.test_cli import cli
 
 FAST = ("-p", CASEBOOK, "-d", "cpu", "--budget", "0.05")
-
-
-def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    """``benchsite ARGS`` in this process: (exit status, stdout, stderr)."""
-    capsys.readouterr()
-    with pytest.raises(SystemExit) as exited:
-        main(list(args))
-    out = capsys.readouterr()
-    return exited.value.code or 0, out.out, out.err
 
 
 def one_line_error(err: str) -> None:

@@ -9,7 +9,8 @@ Exit statuses:
 - 2: a problem the user can fix (a bad flag or value, an unknown workload, an unreadable
   store, a plugin problem with ``--strict``): a :class:`benchsite.errors.BenchsiteError`,
   printed here as one line, ``error: ...``;
-- 130: interrupted (Ctrl-C); a run keeps the cases that finished.
+- 130: interrupted (Ctrl-C); a run keeps the cases that finished;
+- 143: terminated (SIGTERM), handled as Ctrl-C is.
 
 Problems with plugins that are not fatal are one ``note: ...`` line each on stderr.
 """
@@ -404,9 +405,24 @@ def store_check(
         raise typer.Exit(1)
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, handled as Ctrl-C is (a run keeps its cases, a build publishes nothing), so
+    that no process of the pools is left writing into a closed pipe."""
+
+
+_terminated: list[int] = []  # the SIGTERMs received: a command ending in 130 then ends in 143
+
+
+def _terminate(signum: int, frame: object) -> None:
+    _terminated.append(signum)
+    raise Terminated
+
+
 def main(args: list[str] | None = None) -> None:
-    """Entry point: turn user errors into one line and exit status 2, Ctrl-C into exit 130."""
+    """Entry point: turn user errors into one line and exit status 2, Ctrl-C into exit 130,
+    SIGTERM into exit 143 (each after the command's own line on what was kept)."""
     signal.signal(signal.SIGINT, signal.default_int_handler)  # even if started with it ignored
+    signal.signal(signal.SIGTERM, _terminate)
     warnings.showwarning = _show_warning
     warnings.simplefilter("default", PluginDeprecationWarning)  # once per plugin and place
     try:
@@ -415,8 +431,12 @@ def main(args: list[str] | None = None) -> None:
         err_console.print(f"[red]error:[/] {escape(str(exc))}")
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
-        err_console.print("interrupted")
-        sys.exit(130)
+        err_console.print("terminated" if _terminated else "interrupted")
+        sys.exit(143 if _terminated else 130)
+    except SystemExit as exc:
+        if exc.code == 130 and _terminated:
+            sys.exit(143)
+        raise
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:

@@ -19,6 +19,7 @@ one was in) is cleaned up or put back first.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import shutil
@@ -65,14 +66,30 @@ def staged(out: Path) -> Iterator[Staging]:
         raise BenchsiteError(f"--out {out} is a file, not a folder: pass a folder for the site")
     if Path.cwd().resolve().is_relative_to(out):  # it would be swapped away under your feet
         raise BenchsiteError(f"--out {out} holds the current folder: pass a folder for the site")
+    if os.path.ismount(out):  # a mount point cannot be renamed aside: refused before the build
+        raise BenchsiteError(
+            f"--out {out} is a mount point, which the site cannot replace in one swap: "
+            f"pass a folder inside it, like {out / 'site'}"
+        )
     with _locked(out):
         _clean_leftovers(out)
         folder = _beside(out, "staging")
-        folder.mkdir()
         try:
+            folder.mkdir()
             yield Staging(out, folder)
+        except OSError as exc:
+            if exc.errno not in _FULL_OR_DENIED:
+                raise
+            raise BenchsiteError(
+                f"cannot write the site beside {out} ({exc.strerror}): free space or pass a "
+                f"writable --out; the published site is as it was"
+            ) from None
         finally:
             shutil.rmtree(folder, ignore_errors=True)  # gone already when published
+
+
+# the errors of a disk that is full or refuses writes: one line, not a traceback
+_FULL_OR_DENIED = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM}
 
 
 def page_seconds(out: Path) -> dict[str, float]:

@@ -142,8 +142,14 @@ def quarantine(root: Path, problems: list[Problem]) -> list[Path]:
     for problem in problems:
         relative = problem.path.relative_to(root)
         target = Path(root) / QUARANTINE / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        problem.path.replace(target)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            problem.path.replace(target)
+        except OSError as exc:
+            raise StoreError(
+                f"cannot move {problem.path} to {target} ({exc.strerror}): the store is not "
+                f"writable; run `benchsite store check` without --quarantine to list the parts"
+            ) from None
         moved.append(target)
     return moved
 

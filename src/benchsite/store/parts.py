@@ -57,6 +57,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import json
+import math
 import os
 import uuid
 import warnings
@@ -174,11 +175,23 @@ def to_table(rows: Iterable[Mapping[str, Any]]) -> pa.Table:
         for name in SCHEMA.names:
             value = row.get(name)
             if name in JSON_COLUMNS and value is not None and not isinstance(value, str):
-                value = json.dumps(value, sort_keys=True, default=str)
+                value = json.dumps(_finite(value), sort_keys=True, default=str, allow_nan=False)
             columns[name].append(value)
     return pa.table(columns, schema=SCHEMA).replace_schema_metadata(
         {"benchsite.schema_version": str(SCHEMA_VERSION)}
     )
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with every NaN or infinite number as ``None``: JSON has no NaN (Python would
+    write a bare ``NaN`` that other readers refuse)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, Mapping):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(item) for item in value]
+    return value
 
 
 def write_rows(
