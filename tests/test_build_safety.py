@@ -172,15 +172,21 @@ def register_analyses():
 """
 
 
-def test_ctrl_c_mid_build_publishes_nothing_and_stops_every_worker(
-    tmp_path, small_store, good_site
-):
-    before = snapshot(good_site)
+def start_slow_build(tmp_path: Path, small_store: Path, good_site: Path) -> subprocess.Popen[str]:
+    """A build of ``good_site`` that is in its analyses (and stays there a while)."""
     plugin = tmp_path / "slow.py"
     plugin.write_text(SLOW)
     process = start("--results", small_store, "--out", good_site, "-p", plugin)
     wait_for_staging(good_site, process)
     wait_for_file(plugin.with_suffix(".started"), process)  # mid-build: in the analyses
+    return process
+
+
+def test_ctrl_c_mid_build_publishes_nothing_and_stops_every_worker(
+    tmp_path, small_store, good_site
+):
+    before = snapshot(good_site)
+    process = start_slow_build(tmp_path, small_store, good_site)
     assert leftovers(good_site) and process.poll() is None, "the build ended before Ctrl-C"
     os.killpg(process.pid, signal.SIGINT)  # as Ctrl-C in a terminal: the whole group
     stdout, stderr = process.communicate(timeout=60)
@@ -250,11 +256,7 @@ def test_sigterm_mid_build_publishes_nothing_and_prints_no_traceback(
     tmp_path, small_store, good_site
 ):
     before = snapshot(good_site)
-    plugin = tmp_path / "slow.py"
-    plugin.write_text(SLOW)
-    process = start("--results", small_store, "--out", good_site, "-p", plugin)
-    wait_for_staging(good_site, process)
-    wait_for_file(plugin.with_suffix(".started"), process)  # mid-build: in the analyses
+    process = start_slow_build(tmp_path, small_store, good_site)
     os.kill(process.pid, signal.SIGTERM)  # the build alone, as a service manager stops it
     stdout, stderr = process.communicate(timeout=60)
     assert process.returncode == 143, stderr
