@@ -5,11 +5,17 @@ cause: every test here failed before its fix. In-process through ``benchsite.cli
 from __future__ import annotations
 
 import csv
+import errno
+import json
+import os
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 
+from benchsite.errors import ConfigError
+from benchsite.host import config
 from benchsite.store import parts as store
 from benchsite.testing import complete_row
 from benchsite.toolkit.csvfile import csv_bytes
@@ -162,3 +168,78 @@ def test_the_pre_flight_refusal_creates_no_results_folder(tmp_path, capsys):
     status, _, err = cli(capsys, "run", "-w", "no-such-workload", *FAST, "--results", str(root))
     assert status == 2 and "no workload matches" in err
     assert not (tmp_path / "new").exists()
+
+
+# -- configuration and stored JSON ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("number", ["nan", "inf", "-inf", "-1.0"])
+def test_config_numbers_that_are_nan_infinite_or_negative_are_one_line(number, tmp_path):
+    import benchsite.plugins.workloads.max_batch  # noqa: F401 - declares [max_batch]
+
+    path = tmp_path / "benchsite.toml"
+    path.write_text(f"[max_batch]\ncpu_memory_budget_gib = {number}\n")
+    with pytest.raises(ConfigError) as refused:
+        config.check(path)
+    assert str(refused.value) == (
+        f"{path}:2: max_batch.cpu_memory_budget_gib: must be a finite number, 0 or more, "
+        f"not {float(number)!r}"
+    )
+
+
+def test_json_columns_store_nan_and_infinity_as_null(tmp_path):
+    root = tmp_path / "store"
+    stored(root, {"workload": "w", "metrics": {"a": float("nan"), "b": [float("inf"), 1.0]}})
+    text = store.read_results(root)["metrics"].iloc[0]
+    assert json.loads(text, parse_constant=lambda name: pytest.fail(name)) == {
+        "a": None,
+        "b": [None, 1.0],
+    }
+
+
+# -- store check and serve -----------------------------------------------------------------------
+
+
+def test_quarantine_on_a_read_only_store_is_one_line(tmp_path, capsys, monkeypatch):
+    root = tmp_path / "store"
+    stored(root, {"workload": "w", "median_s": 0.001})
+    bad = store.run_dir(root, "h", "r1") / "part-bad.parquet"
+    bad.write_bytes(b"PAR1 not really")
+
+    def read_only(self, target):
+        raise OSError(errno.EROFS, os.strerror(errno.EROFS))
+
+    monkeypatch.setattr(Path, "replace", read_only)  # root may write anywhere: as EROFS does
+    status, _, err = cli(capsys, "store", "check", "--results", str(root), "--quarantine")
+    assert status == 2 and "Read-only file system" in err and "without --quarantine" in err
+    one_line_error(err)
+    assert bad.exists()
+
+
+def test_serve_lists_no_folder_and_serves_no_hidden_file(tmp_path):
+    import threading
+    import urllib.error
+    import urllib.request
+
+    from benchsite.site.serve import make_server
+
+    site = tmp_path / "site"
+    (site / "assets").mkdir(parents=True)
+    (site / ".git").mkdir()
+    (site / ".git" / "config").write_text("secret")
+    (site / ".benchsite-files").write_text("index.html\n")
+    (site / "index.html").write_text("<p>home</p>")
+    (site / "assets" / "a.js").write_text("1")
+    server = make_server(site, 0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        assert urllib.request.urlopen(f"{base}/").read() == b"<p>home</p>"
+        assert urllib.request.urlopen(f"{base}/assets/a.js").read() == b"1"
+        for path in ("/assets/", "/.git/config", "/.git/", "/.benchsite-files", "/%2Egit/config"):
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                urllib.request.urlopen(base + path)
+            assert refused.value.code == 404, path
+    finally:
+        server.shutdown()
+        server.server_close()
