@@ -224,3 +224,55 @@ def test_a_stale_lease_is_taken_over_and_its_writer_learns_it_lost(bucket_url, m
             taker.confirm()
     finally:
         taker.release()
+
+
+def test_store_check_reports_unfinished_uploads_and_aborts_old_ones(
+    bucket_url, capsys, monkeypatch
+):
+    import boto3
+
+    from benchsite.store import uploads
+
+    bucket, prefix = bucket_url.removeprefix("s3://").split("/", 1)
+    store.write_rows(locate(bucket_url), "h", "r", [complete_row({"workload": "w"})])
+    client = boto3.client("s3")
+    key = f"{prefix}/host=h/run=r/part-killed.parquet"  # as a writer killed mid-upload leaves
+    started = client.create_multipart_upload(Bucket=bucket, Key=key)
+    client.upload_part(
+        Bucket=bucket, Key=key, UploadId=started["UploadId"], PartNumber=1, Body=b"x"
+    )
+    with pytest.raises(SystemExit) as exited:
+        cli_main(["store", "check", "--results", bucket_url])
+    out = capsys.readouterr().out
+    assert exited.value.code in (0, None) and f"{key}: unfinished upload" in out
+    assert "1 unfinished upload(s) of killed writers" in out
+    monkeypatch.setattr(uploads, "MIN_AGE_S", 0.0)  # as if it were an hour old
+    with pytest.raises(SystemExit):
+        cli_main(["store", "check", "--results", bucket_url, "--quarantine"])
+    assert "1 aborted" in capsys.readouterr().out
+    assert client.list_multipart_uploads(Bucket=bucket).get("Uploads", []) == []
+
+
+def test_a_frozen_endpoint_ends_in_one_line_within_the_store_timeout(monkeypatch, capsys):
+    import socket
+
+    frozen = socket.socket()  # accepts connections (the kernel's backlog), never answers
+    frozen.bind(("127.0.0.1", 0))
+    frozen.listen(16)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{frozen.getsockname()[1]}")
+    for name, value in {
+        "AWS_ACCESS_KEY_ID": "k",
+        "AWS_SECRET_ACCESS_KEY": "s",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "BENCHSITE_STORE_TIMEOUT_S": "1",
+    }.items():
+        monkeypatch.setenv(name, value)
+    started = time.monotonic()
+    try:
+        with pytest.raises(SystemExit) as exited:
+            cli_main(["results", "--results", "s3://frozen-bucket/store"])
+    finally:
+        frozen.close()
+    err = capsys.readouterr().err
+    assert exited.value.code == 2 and "cannot reach the object store" in err, err
+    assert len(err.strip().splitlines()) == 1 and time.monotonic() - started < 60

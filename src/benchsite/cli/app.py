@@ -390,7 +390,12 @@ app.add_typer(store_app, name="store")
 def store_check(
     results: ResultsOpt = Path("results"),
     quarantine: Annotated[
-        bool, typer.Option("--quarantine", help="Move unreadable parts aside (never deletes).")
+        bool,
+        typer.Option(
+            "--quarantine",
+            help="Move unreadable parts aside (never deletes); abort unfinished S3 uploads "
+            "older than an hour.",
+        ),
     ] = False,
 ) -> None:
     """List parts readers skip (corrupt, truncated, foreign); tidy what dead writers left."""
@@ -400,6 +405,10 @@ def store_check(
     for problem, moved in report.listed():
         where = f" -> moved to {escape(str(moved))}" if moved else ""
         console.print(f"{escape(str(problem.path))}: {escape(problem.reason)}{where}")
+    for upload in report.uploads or ():
+        console.print(
+            f"{escape(upload.key)}: unfinished upload, started {upload.started:%Y-%m-%d %H:%M} UTC"
+        )
     console.print(report.summary())
     if report.problems and not quarantine:
         raise typer.Exit(1)

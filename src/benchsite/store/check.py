@@ -19,6 +19,7 @@ from pathlib import Path
 from benchsite._infra import lock as locks
 from benchsite.errors import StoreError
 from benchsite.store import parts as store
+from benchsite.store import uploads as uploads_
 from benchsite.store.remote import RemotePath
 
 MIN_FREE_BYTES = 16 * 2**20
@@ -98,6 +99,8 @@ class CheckReport:
     problems: list[Problem]
     moved: list[Path]
     tidied: int
+    uploads: list[uploads_.Upload] | None = None  # unfinished (S3 only; None: not listed)
+    aborted: int = 0
 
     def listed(self) -> list[tuple[Problem, Path | None]]:
         moved: list[Path | None] = [*self.moved]
@@ -109,7 +112,13 @@ class CheckReport:
             f"{len(self.problems)} unreadable part(s)" if self.problems else "no unreadable part"
         )
         action = ", quarantined" if self.moved else ""
-        return f"{found}{action}; {self.tidied} leftover file(s) of dead writers removed"
+        line = f"{found}{action}; {self.tidied} leftover file(s) of dead writers removed"
+        if self.uploads:
+            line += (
+                f"; {len(self.uploads)} unfinished upload(s) of killed writers"
+                f"{f', {self.aborted} aborted' if self.aborted else ''}"
+            )
+        return line
 
 
 def check_store(root: Path, move: bool = False) -> CheckReport:
@@ -119,7 +128,12 @@ def check_store(root: Path, move: bool = False) -> CheckReport:
         raise StoreError(f"{root} is not a results store folder: pass --results")
     tidied = tidy_store(root)
     problems = find_problems(root)
-    return CheckReport(problems, quarantine(root, problems) if move else [], tidied)
+    report = CheckReport(problems, quarantine(root, problems) if move else [], tidied)
+    if isinstance(root, RemotePath):
+        report.uploads = uploads_.unfinished(root)
+        if move and report.uploads:
+            report.aborted = uploads_.abort_old(root, report.uploads)
+    return report
 
 
 def find_problems(root: Path) -> list[Problem]:
