@@ -429,7 +429,8 @@ def _terminate(signum: int, frame: object) -> None:
 
 def main(args: list[str] | None = None) -> None:
     """Entry point: turn user errors into one line and exit status 2, Ctrl-C into exit 130,
-    SIGTERM into exit 143 (each after the command's own line on what was kept)."""
+    SIGTERM into exit 143 (each after the command's own line on what was kept). A wrong option
+    or a value of a wrong type is click's short usage message, exit 2."""
     signal.signal(signal.SIGINT, signal.default_int_handler)  # even if started with it ignored
     signal.signal(signal.SIGTERM, _terminate)
     warnings.showwarning = _show_warning
@@ -437,7 +438,7 @@ def main(args: list[str] | None = None) -> None:
     try:
         app(args=args)
     except BenchsiteError as exc:
-        err_console.print(f"[red]error:[/] {escape(str(exc))}")
+        err_console.print(f"[red]error:[/] {escape(one_line(str(exc)))}")
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         err_console.print("terminated" if _terminated else "interrupted")
@@ -446,6 +447,12 @@ def main(args: list[str] | None = None) -> None:
         if exc.code == 130 and _terminated:
             sys.exit(143)
         raise
+
+
+def one_line(text: str) -> str:
+    """``text`` on one line: a control character (a newline in a name, a terminal escape) is
+    shown as its escape, ``\\n``, never acted on."""
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
