@@ -186,7 +186,8 @@ def tidy_store(root: Path) -> int:
 
 def _has_leftovers(folder: Path) -> bool:
     temporary = any(True for _ in folder.glob(".part-*.tmp-*"))
-    return temporary or bool(store.scan_listing(folder).superseded_present)
+    leases = isinstance(folder, RemotePath) and any(True for _ in folder.glob(".lease-*"))
+    return temporary or leases or bool(store.scan_listing(folder).superseded_present)
 
 
 def _entries(folder: Path) -> int:
