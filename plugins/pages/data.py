@@ -22,7 +22,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from benchsite import Page, RenderedPage, hookimpl
-from benchsite.tables.rows import DERIVED_COLUMNS
 from benchsite.toolkit.csvfile import csv_bytes
 from benchsite.units import format_bytes
 
@@ -65,6 +64,8 @@ def register_pages() -> list[Page]:
 
 
 def render(site: Site) -> list[RenderedPage]:
+    from benchsite.tables import DERIVED_COLUMNS
+
     frame = site.results.drop(columns=list(DERIVED_COLUMNS))
     table = pa.Table.from_pandas(_plain(frame), preserve_index=False)
     unsampled = table.drop_columns([name for name in SAMPLE_COLUMNS if name in table.column_names])

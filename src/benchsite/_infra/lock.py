@@ -1,4 +1,4 @@
-"""One writer per run: an exclusive lock file in the run's folder (a lease in an object store).
+"""One writer per run: an exclusive lock file in the run's folder.
 
 On POSIX the lock is ``flock`` on ``<run>/.lock``: the kernel releases it when its holder dies,
 however it dies, so a lock left by a killed run is taken over by the next one without any check.
@@ -13,9 +13,9 @@ import contextlib
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from benchsite.errors import StoreError
-from benchsite.store.remote import RemotePath
 
 try:
     import fcntl
@@ -25,28 +25,20 @@ except ImportError:  # pragma: no cover - Windows
 LOCK_NAME = ".lock"
 
 
-class Held:
-    """A held lock: :meth:`confirm` raises if it was lost (a lease taken over)."""
-
-    def confirm(self) -> None:
-        """A ``flock`` is never lost while its holder lives."""
-
-
 @contextlib.contextmanager
-def run_lock(folder: Path | RemotePath) -> Iterator[Held]:
-    """Hold the lock of the run stored in ``folder`` (created if needed); refuse if taken. In
-    an object store the lock is a lease with a heartbeat (:mod:`benchsite.store.lease`)."""
-    if isinstance(folder, RemotePath):
-        from benchsite.store import lease
-
-        with lease.held(folder) as held:
-            yield held
+def run_lock(folder: Path | Any) -> Iterator[None]:
+    """Hold the lock of the run stored in ``folder`` (created if needed); refuse if taken. An
+    object store offers no lock: there the run's unique id keeps its one writer (see
+    :mod:`benchsite.store.parts`): a folder that is no local :class:`~pathlib.Path` (a
+    :class:`benchsite.store.remote.RemotePath`) is not locked."""
+    if not isinstance(folder, Path):
+        yield
         return
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / LOCK_NAME
     taker = _flock if fcntl is not None else _pidfile
     with taker(path):
-        yield Held()
+        yield
 
 
 def is_locked(folder: Path) -> bool:

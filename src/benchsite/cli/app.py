@@ -8,7 +8,8 @@ Exit statuses:
   ``compare --fail-on-regression`` found a case significantly slower than allowed;
 - 2: a problem the user can fix (a bad flag or value, an unknown workload, an unreadable
   store, a plugin problem with ``--strict``): a :class:`benchsite.errors.BenchsiteError`,
-  printed here as one line, ``error: ...``;
+  printed here as one line, ``error: ...``; so is a path the system refuses (an
+  :class:`OSError` naming the file, like a name too long);
 - 130: interrupted (Ctrl-C); a run keeps the cases that finished;
 - 143: terminated (SIGTERM), handled as Ctrl-C is.
 
@@ -24,7 +25,7 @@ import sys
 import warnings
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -40,6 +41,10 @@ from benchsite.measure.runner import RunOptions, RunReport, parse_labels, run_be
 from benchsite.store import parts as store
 from benchsite.store.remote import locate
 from benchsite.version import __version__
+
+if TYPE_CHECKING:
+    from benchsite.cli.progress import ProgressReporter
+    from benchsite.site import BuildOptions
 
 app = typer.Typer(
     help="Measure PyTorch workloads on every CPU and GPU of this machine; publish a site.",
@@ -332,6 +337,7 @@ def build(
     options = replace(options, title=title) if title else options
     try:
         with ProgressReporter(console) as reporter:
+            measure_first_if_new(options, reporter)
             report = build_site(options, reporter)
     except KeyboardInterrupt:
         console.print(f"interrupted: nothing published, {escape(str(out))} is as it was.")
@@ -342,6 +348,22 @@ def build(
         f"built {report.files} files from {report.rows} rows in {report.seconds:.1f} s: "
         f"open {escape(str(out / 'index.html'))} or run `benchsite serve --site {escape(str(out))}`"
     )
+
+
+def measure_first_if_new(options: BuildOptions, reporter: ProgressReporter) -> bool:
+    """Run the quick suite on this machine into ``options.results`` when that is the default
+    store and it does not exist yet (so one command on a fresh clone ends in a site); whether
+    it ran. Ctrl-C during it stops the build (the rows measured so far are kept)."""
+    from benchsite.site.build import DEFAULT_RESULTS
+
+    where = locate(options.results)
+    if where != DEFAULT_RESULTS or where.exists():
+        return False
+    reporter.notice(f"no results yet ({where}): running the quick suite on this machine first")
+    run = RunOptions(results=where, plugins=options.plugins, strict=options.strict)
+    if run_benchmarks(run, reporter).interrupted:
+        raise KeyboardInterrupt
+    return True
 
 
 @app.command("new-plugin")
@@ -440,6 +462,14 @@ def main(args: list[str] | None = None) -> None:
     except BenchsiteError as exc:
         err_console.print(f"[red]error:[/] {escape(one_line(str(exc)))}")
         sys.exit(exc.exit_code)
+    except OSError as exc:  # a path the user named that the system refuses (a name too long)
+        if exc.filename is None:
+            raise
+        where = one_line(str(exc.filename))
+        err_console.print(
+            f"[red]error:[/] cannot use {escape(where)} ({exc.strerror}): fix the path"
+        )
+        sys.exit(2)
     except KeyboardInterrupt:
         err_console.print("terminated" if _terminated else "interrupted")
         sys.exit(143 if _terminated else 130)

@@ -34,7 +34,7 @@ from benchsite.measure.worker import CaseSpec, Worker, WorkerDied
 from benchsite.records import Device, Workload
 from benchsite.store import check as store_check
 from benchsite.store import parts as store
-from benchsite.store import resume
+from benchsite.store import lease, resume
 from benchsite.store.remote import is_remote
 from benchsite.version import __version__
 
@@ -137,7 +137,7 @@ def run_benchmarks(options: RunOptions, reporter: Reporter | None = None) -> Run
     store.check_schema(options.results)  # a newer benchsite's store: refused before any work
     run_id = _run_to_continue(options, host, plan).run_id
     folder = store.run_dir(options.results, host, run_id)
-    with locks.run_lock(folder) as lock, Worker(options.plugins) as worker:
+    with lease.run_lock(folder) as lock, Worker(options.plugins) as worker:
         store.tidy_run(folder)  # what a killed writer of this run left
         held = _held_now(options, host, plan, run_id)  # read under the lock: one row per case
         todo = [p for p in plan if (p.device.name, p.case_key) not in held.done]
@@ -157,7 +157,7 @@ def _measure_and_store(
     context: RunContext,
     held: resume.Resumption,
     report: RunReport,
-    lock: locks.Held,
+    lock: lease.Lease | lease.LocalLock,
 ) -> None:
     """Measure ``todo`` and store each row before the next case; Ctrl-C keeps what is stored."""
     options, host, run_id = context.options, context.host, context.run_id

@@ -16,7 +16,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-FORMULA_START = r"^[=+\-@\t\r]"
+__all__ = ["FORMULA_START", "csv_bytes", "inert"]
+
+FORMULA_START = r"^[=+\-@\t\r]"  # what a cell a spreadsheet would run begins with
 
 
 def csv_bytes(table: pa.Table) -> bytes:
