@@ -33,8 +33,8 @@ from benchsite.measure.sampling import MeasureSettings
 from benchsite.measure.worker import CaseSpec, Worker, WorkerDied
 from benchsite.records import Device, Workload
 from benchsite.store import check as store_check
-from benchsite.store import parts as store
 from benchsite.store import lease, resume
+from benchsite.store import parts as store
 from benchsite.store.remote import is_remote
 from benchsite.version import __version__
 
