@@ -17,8 +17,8 @@ import pytest
 from benchsite.errors import ConfigError
 from benchsite.host import config
 from benchsite.store import parts as store
+from benchsite.tables.csvfile import csv_bytes
 from benchsite.testing import complete_row
-from benchsite.toolkit.csvfile import csv_bytes
 from tests.conftest import CASEBOOK
 from tests.test_cli import cli
 
@@ -243,3 +243,11 @@ def test_serve_lists_no_folder_and_serves_no_hidden_file(tmp_path):
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_a_path_the_system_refuses_is_one_line(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # found by the fuzzing: a name longer than the system allows
+    for command in (["build", "--out", str(tmp_path / "site")], ["results"], ["store", "check"]):
+        status, _, err = cli(capsys, *command, "--results", "a" * 300)
+        assert status == 2 and "File name too long" in err, (command, err)
+        one_line_error(err)

@@ -22,7 +22,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from benchsite import Page, RenderedPage, hookimpl
-from benchsite.toolkit.csvfile import csv_bytes
 from benchsite.units import format_bytes
 
 if TYPE_CHECKING:  # the site stack is imported when a site is built, not at start-up
@@ -65,6 +64,7 @@ def register_pages() -> list[Page]:
 
 def render(site: Site) -> list[RenderedPage]:
     from benchsite.tables import DERIVED_COLUMNS
+    from benchsite.tables.csvfile import csv_bytes
 
     frame = site.results.drop(columns=list(DERIVED_COLUMNS))
     table = pa.Table.from_pandas(_plain(frame), preserve_index=False)

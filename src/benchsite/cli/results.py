@@ -14,7 +14,6 @@ import pyarrow as pa
 from benchsite.cli.listing import aligned
 from benchsite.errors import SelectionError
 from benchsite.store import parts as store
-from benchsite.toolkit.csvfile import csv_bytes
 from benchsite.units import format_rate, format_seconds
 
 EXPORT_COLUMNS = (
@@ -126,6 +125,8 @@ def export(rows: pd.DataFrame, path: Path, form: str) -> None:
         if isinstance(frame[name].dtype, pd.CategoricalDtype):
             frame[name] = frame[name].astype(str)
     if form == "csv":
+        from benchsite.tables.csvfile import csv_bytes  # `run` loads no tables module
+
         data = csv_bytes(pa.Table.from_pandas(frame, preserve_index=False))
     else:
         records = json.loads(frame.to_json(orient="records"))

@@ -35,6 +35,8 @@ recomputes a number defined here.
 - :attr:`Tables.small_hosts`: CPU-only hosts smaller than a GPU host beside them (a CI runner).
 - :attr:`Tables.byte_sized`: the workloads whose ``size`` counts bytes (shown as KiB, MiB, GiB).
 - :attr:`Tables.answers`: the one-screen answer per workload (:mod:`benchsite.tables.answers`).
+- :mod:`benchsite.tables.csvfile`: result rows as CSV, quoted against spreadsheet formulas
+  (the site's ``data/results.csv`` and ``benchsite results --csv``).
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ from benchsite.records import Flag
 from benchsite.tables import (
     answers,
     compare,
+    csvfile,
     curves,
     effects,
     fold,
@@ -89,6 +92,7 @@ __all__ = [
     "Tables",
     "best_rate",
     "compare",
+    "csvfile",
     "each_once",
     "flag_tuple",
     "fold",

@@ -8,6 +8,5 @@ benchsite's minor version if you depend on it; the hooks and records of
 - workloads: the training and inference steps and their precision rules (:mod:`.steps`,
   :mod:`.precision`), the models (:mod:`.models`), distributed set-up (:mod:`.parallel`);
 - collectors and devices: a process' peak memory (:mod:`.memory`) and the comparability
-  fingerprint (:mod:`.fingerprint`);
-- result rows as CSV, quoted against spreadsheet formulas (:mod:`.csvfile`).
+  fingerprint (:mod:`.fingerprint`).
 """
