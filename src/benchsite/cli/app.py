@@ -151,6 +151,15 @@ def run(
         str | None,
         typer.Option("--rdzv-id", metavar="JOB", help="With --nnodes: the job's name."),
     ] = None,
+    model: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--model",
+            "-m",
+            metavar="MODULE:FACTORY[,key=value...]",
+            help="Also measure your own torch.nn.Module (docs/models.md); repeatable.",
+        ),
+    ] = None,
     plugin: PluginOpt = None,
     strict: StrictOpt = False,
 ) -> None:
@@ -175,6 +184,7 @@ def run(
         host=host,
         labels=parse_labels(label or ()),
         nodes=nodes_option(nnodes, rdzv_endpoint, rdzv_id),
+        models=tuple(model or ()),
     )
     _check_positive(timeout=timeout, budget=budget)
     with ProgressReporter(console) as reporter:

@@ -16,10 +16,9 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchsite._infra import lock as locks
 from benchsite.errors import StoreError
-from benchsite.store import lease
 from benchsite.store import parts as store
+from benchsite.store import runlock as locks
 from benchsite.store import uploads as uploads_
 from benchsite.store.remote import RemotePath
 
@@ -177,7 +176,7 @@ def tidy_store(root: Path) -> int:
             continue  # nothing to do: take no lock (the store may be read-only)
         before = _entries(folder)
         try:
-            with lease.run_lock(folder):
+            with locks.run_lock(folder):
                 store.tidy_run(folder)
         except (StoreError, OSError):
             continue  # a live writer holds this run (its files are its own), or read-only

@@ -37,13 +37,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 import psutil
 import pyarrow.fs as pafs
 
-from benchsite._infra import lock as locks
 from benchsite.errors import StoreError
 from benchsite.store.remote import RemotePath, translated
 
@@ -160,26 +158,6 @@ class Lease:
             self._beat.join()
         if not self._lost:
             self.path.unlink(missing_ok=True)
-
-
-class LocalLock:
-    """A held ``flock`` (:func:`benchsite._infra.lock.run_lock`): never lost while its holder
-    lives."""
-
-    def confirm(self) -> None:
-        """Nothing to check."""
-
-
-@contextmanager
-def run_lock(folder: Path | RemotePath) -> Iterator[Lease | LocalLock]:
-    """The one-writer lock of the run in ``folder``: ``flock`` on a local folder, the lease in
-    an object store; :meth:`confirm` before each write says it is still held."""
-    if isinstance(folder, RemotePath):
-        with held(folder) as lease:
-            yield lease
-        return
-    with locks.run_lock(folder):
-        yield LocalLock()
 
 
 @contextmanager

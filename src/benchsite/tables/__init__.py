@@ -35,6 +35,8 @@ recomputes a number defined here.
 - :attr:`Tables.small_hosts`: CPU-only hosts smaller than a GPU host beside them (a CI runner).
 - :attr:`Tables.byte_sized`: the workloads whose ``size`` counts bytes (shown as KiB, MiB, GiB).
 - :attr:`Tables.answers`: the one-screen answer per workload (:mod:`benchsite.tables.answers`).
+- :attr:`Tables.bandwidth_shares`: each memory-bound case's GB/s as a share of its device's
+  measured memory bandwidth (:mod:`benchsite.tables.bandwidth`).
 - :mod:`benchsite.tables.csvfile`: result rows as CSV, quoted against spreadsheet formulas
   (the site's ``data/results.csv`` and ``benchsite results --csv``).
 """
@@ -51,6 +53,7 @@ import pandas as pd
 from benchsite.records import Flag
 from benchsite.tables import (
     answers,
+    bandwidth,
     compare,
     csvfile,
     curves,
@@ -122,6 +125,7 @@ TABLE_GROUPS = (
     ("precision_gains",),
     ("run_comparison",),
     ("runs", "devices", "peaks"),
+    ("bandwidth_shares",),
 )
 EVERY_TABLE = tuple(name for group in TABLE_GROUPS for name in group)
 
@@ -227,6 +231,10 @@ class Tables:
     @functools.cached_property
     def peaks(self) -> pd.DataFrame:
         return inventory.peaks(self.rows, self.not_a_peak_flags)
+
+    @functools.cached_property
+    def bandwidth_shares(self) -> pd.DataFrame:
+        return bandwidth.bandwidth_shares(self.ok, self.not_a_peak_flags)
 
     @functools.cached_property
     def answers(self) -> pd.DataFrame:
