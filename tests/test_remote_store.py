@@ -113,8 +113,9 @@ def test_a_run_killed_mid_run_and_mid_compaction_resumes_to_every_case_once(buck
 
 def test_results_and_build_read_the_object_store(bucket_url, tmp_path, capsys):
     rows = [
-        complete_row(
+        complete_row(  # two cases of one run (two rows of one case would read as one)
             {"row_id": f"r{i}", "run_id": "run1", "host": "h", "workload": "w", "median_s": 0.001}
+            | {"params": {"size": i}}
         )
         for i in range(2)
     ]

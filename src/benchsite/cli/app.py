@@ -340,7 +340,9 @@ def build(
     page failed (nothing is published) unless --keep-going."""
     from benchsite.cli.progress import ProgressReporter
     from benchsite.site import BuildOptions, build_site
+    from benchsite.site.publish import check_out
 
+    check_out(out)  # before the quick suite a fresh checkout runs first
     options = BuildOptions(
         results, out, templates, plugins=tuple(plugin or ()), strict=strict, keep_going=keep_going
     )

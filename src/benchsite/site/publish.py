@@ -63,16 +63,7 @@ class Staging:
 def staged(out: Path) -> Iterator[Staging]:
     """Lock ``out``, clean up after a dead build, and give a fresh staging folder; it is
     deleted when the block raises (the published site is then untouched)."""
-    out = Path(os.path.realpath(out))  # a link to the site: publish beside what it points to
-    if out.exists() and not out.is_dir():
-        raise BenchsiteError(f"--out {out} is a file, not a folder: pass a folder for the site")
-    if Path.cwd().resolve().is_relative_to(out):  # it would be swapped away under your feet
-        raise BenchsiteError(f"--out {out} holds the current folder: pass a folder for the site")
-    if os.path.ismount(out):  # a mount point cannot be renamed aside: refused before the build
-        raise BenchsiteError(
-            f"--out {out} is a mount point, which the site cannot replace in one swap: "
-            f"pass a folder inside it, like {out / 'site'}"
-        )
+    out = check_out(out)
     with _locked(out):
         _clean_leftovers(out)
         folder = _beside(out, "staging")
@@ -92,6 +83,23 @@ def staged(out: Path) -> Iterator[Staging]:
 
 # the errors of a disk that is full or refuses writes: one line, not a traceback
 _FULL_OR_DENIED = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM}
+
+
+def check_out(out: Path) -> Path:
+    """``out`` as the folder a site can be published to (links followed), or a one-line
+    :class:`BenchsiteError`: a file, the current folder or above it, a mount point (which
+    cannot be renamed aside). Called before anything is measured or read."""
+    out = Path(os.path.realpath(out))  # a link to the site: publish beside what it points to
+    if out.exists() and not out.is_dir():
+        raise BenchsiteError(f"--out {out} is a file, not a folder: pass a folder for the site")
+    if Path.cwd().resolve().is_relative_to(out):  # it would be swapped away under your feet
+        raise BenchsiteError(f"--out {out} holds the current folder: pass a folder for the site")
+    if os.path.ismount(out):
+        raise BenchsiteError(
+            f"--out {out} is a mount point, which the site cannot replace in one swap: "
+            f"pass a folder inside it, like {out / 'site'}"
+        )
+    return out
 
 
 def page_seconds(out: Path) -> dict[str, float]:
