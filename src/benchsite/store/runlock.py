@@ -1,8 +1,9 @@
 """One writer per run: the lock file ``.lock`` in the run's folder (:mod:`benchsite._infra.lock`).
 
-A lock left by a killed run is taken over by the next one; the file is never deleted (deleting
-a lock file races with the next taker) and readers ignore it. An object store offers no lock:
-there the lock is a lease object with a heartbeat (:mod:`benchsite.store.lease`).
+A lock left by a killed or interrupted run is taken over by the next one, and readers ignore
+it; a run that ends cleanly removes it (so it does not land in a store that is committed or
+synced). An object store offers no lock: there the lock is a lease object with a heartbeat
+(:mod:`benchsite.store.lease`).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ def run_lock(folder: Path | RemotePath) -> Iterator[Held]:
             yield taken
         return
     folder.mkdir(parents=True, exist_ok=True)
-    with lock.exclusive(folder / LOCK_NAME, lambda pid: _refused(folder, pid)):
+    with lock.exclusive(folder / LOCK_NAME, lambda pid: _refused(folder, pid), remove=True):
         yield LocalLock()
 
 

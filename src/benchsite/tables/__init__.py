@@ -35,6 +35,8 @@ recomputes a number defined here.
 - :attr:`Tables.small_hosts`: CPU-only hosts smaller than a GPU host beside them (a CI runner).
 - :attr:`Tables.byte_sized`: the workloads whose ``size`` counts bytes (shown as KiB, MiB, GiB).
 - :attr:`Tables.answers`: the one-screen answer per workload (:mod:`benchsite.tables.answers`).
+- :attr:`Tables.reruns`: each case's spread (lowest and highest run median, how many runs) over
+  the runs of its device model (:mod:`benchsite.tables.reruns`).
 - :attr:`Tables.bandwidth_shares`: each memory-bound case's GB/s as a share of its device's
   measured memory bandwidth (:mod:`benchsite.tables.bandwidth`).
 - :mod:`benchsite.tables.csvfile`: result rows as CSV, quoted against spreadsheet formulas
@@ -61,6 +63,7 @@ from benchsite.tables import (
     fold,
     inventory,
     leaderboard,
+    reruns,
     speedups,
 )
 from benchsite.tables.answers import PLAIN
@@ -124,7 +127,7 @@ TABLE_GROUPS = (
     ("speedups", "crossovers", "headline", "suspect_headlines"),
     ("precision_gains",),
     ("run_comparison",),
-    ("runs", "devices", "peaks"),
+    ("runs", "devices", "peaks", "reruns"),
     ("bandwidth_shares",),
 )
 EVERY_TABLE = tuple(name for group in TABLE_GROUPS for name in group)
@@ -259,6 +262,11 @@ class Tables:
     @functools.cached_property
     def runs(self) -> pd.DataFrame:
         return inventory.runs(self.rows)
+
+    @functools.cached_property
+    def reruns(self) -> pd.DataFrame:
+        """Each case's spread over the runs of its device model (:mod:`.reruns`)."""
+        return reruns.rerun_spread(self.rows)
 
     @functools.cached_property
     def leaderboard(self) -> pd.DataFrame:
