@@ -94,6 +94,13 @@ def check_out(out: Path) -> Path:
         raise BenchsiteError(f"--out {out} is a file, not a folder: pass a folder for the site")
     if Path.cwd().resolve().is_relative_to(out):  # it would be swapped away under your feet
         raise BenchsiteError(f"--out {out} holds the current folder: pass a folder for the site")
+    above = out
+    while not above.exists() and above != above.parent:
+        above = above.parent
+    if above != out and not above.is_dir():
+        raise BenchsiteError(
+            f"cannot write the site to {out} ({above} is a file): pass a writable --out"
+        )
     if os.path.ismount(out):
         raise BenchsiteError(
             f"--out {out} is a mount point, which the site cannot replace in one swap: "
