@@ -8,9 +8,16 @@ run is resumed with ``--resume`` (a run killed before it stored anything is star
 Meanwhile a reader reads the whole store over and over and counts any duplicate it ever sees.
 Every process a run started is tracked; one still alive after its run died is an orphan.
 
-Prints: rows expected, rows found, duplicates, orphans. They must be: all, 0, 0.
+Every run's stderr is kept: a traceback in any of them is counted.
 
-    python benchmarks/soak.py              # 200 runs
+With ``--s3`` the store is a bucket of a local S3-compatible server (moto's, as the tests start
+it: ``tests/s3_server.py``) and 8 runs write at once: there a run's one writer is a lease object
+(``benchsite.store.lease``), a killed writer's taken over by its ``--resume``.
+
+Prints: rows expected, rows found, duplicates, orphans, tracebacks. They must be: all, 0, 0, 0.
+
+    python benchmarks/soak.py              # 200 runs, 4 writers, a local store
+    python benchmarks/soak.py --s3         # 200 runs, 8 writers, a local S3 server
     python benchmarks/soak.py --runs 40    # a quicker pass
     python benchmarks/soak.py --minutes 30 # start no run after 30 minutes (a busy machine)
 """
@@ -18,6 +25,7 @@ Prints: rows expected, rows found, duplicates, orphans. They must be: all, 0, 0.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import random
 import signal
@@ -26,6 +34,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +42,7 @@ from pathlib import Path
 import psutil
 
 from benchsite.store import parts as store
+from benchsite.store.remote import locate
 
 ROOT = Path(__file__).resolve().parent.parent
 CASEBOOK = str(ROOT / "tests" / "plugins" / "casebook.py")
@@ -59,14 +69,22 @@ class Tally:
     tracked: list[psutil.Process] = field(default_factory=list)
     reads: int = 0
     duplicates_seen: int = 0
+    tracebacks: list[str] = field(default_factory=list)  # the stderr of each run that had one
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def count(self, how: str) -> None:
         with self.lock:
             self.killed[how] = self.killed.get(how, 0) + 1
 
+    def stderr(self, text: str) -> str:
+        """Keep a run's stderr if it holds a traceback; the text, for the caller."""
+        if "Traceback" in text:
+            with self.lock:
+                self.tracebacks.append(text)
+        return text
 
-def command(results: Path, host: str, *extra: str) -> list[str]:
+
+def command(results: str, host: str, *extra: str) -> list[str]:
     args = ["run", "-w", "case-add", "-d", "cpu", "-p", CASEBOOK, "--budget", "0.02"]
     return [
         sys.executable,
@@ -112,13 +130,14 @@ def watch(process: subprocess.Popen, tally: Tally, kill_after: float | None, how
             tally.count(how)
             deadline = None
         time.sleep(0.05)
-    process.communicate()
+    _, err = process.communicate()
+    tally.stderr(err)
     with tally.lock:
         tally.tracked.extend(seen.values())
     return process.returncode
 
 
-def one_run(index: int, results: Path, tally: Tally, rng: random.Random, deadline: float) -> None:
+def one_run(index: int, results: str, tally: Tally, rng: random.Random, deadline: float) -> None:
     if time.monotonic() > deadline:  # --minutes ran out: this run is not started, not counted
         with tally.lock:
             tally.not_started += 1
@@ -135,14 +154,14 @@ def one_run(index: int, results: Path, tally: Tally, rng: random.Random, deadlin
     if code == 0:
         return
     resumed = start(command(results, host, "--resume"))
-    _, err = resumed.communicate()
+    err = tally.stderr(resumed.communicate()[1])
     if resumed.returncode == 0:
         with tally.lock:
             tally.resumed += 1
         return
     if "nothing to resume" in err:  # killed before it stored anything: start it again
         again = start(command(results, host))
-        _, err = again.communicate()
+        err = tally.stderr(again.communicate()[1])
         with tally.lock:
             tally.restarted += 1
         if again.returncode == 0:
@@ -151,14 +170,14 @@ def one_run(index: int, results: Path, tally: Tally, rng: random.Random, deadlin
         tally.failures.append(f"{host}: {err.strip().splitlines()[-1:] or resumed.returncode}")
 
 
-def reader(results: Path, tally: Tally, stop: threading.Event) -> None:
+def reader(results: str, tally: Tally, stop: threading.Event) -> None:
     """Read the store while it is written: every read must hold each row once."""
     import warnings
 
     while not stop.is_set():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            frame = store.read_results(results)
+            frame = store.read_results(locate(results))
         repeated = frame.duplicated(["host", "run_id", "device", "case_key"]).sum()
         with tally.lock:
             tally.reads += 1
@@ -182,14 +201,21 @@ def orphans(tally: Tally) -> list[psutil.Process]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=200)
-    parser.add_argument("--writers", type=int, default=4)
+    parser.add_argument("--writers", type=int, default=None, help="at once (4; 8 with --s3)")
     parser.add_argument("--seed", type=int, default=19)
     parser.add_argument("--results", type=Path, default=None, help="store (default: a temp dir)")
+    parser.add_argument("--s3", action="store_true", help="a bucket of a local S3 server")
     parser.add_argument(
         "--minutes", type=float, default=None, help="start no run after this (busy machines)"
     )
     args = parser.parse_args()
-    results = args.results or Path(tempfile.mkdtemp(prefix="benchsite-soak-")) / "results"
+    args.writers = args.writers or (8 if args.s3 else 4)
+    with contextlib.ExitStack() as stack:
+        results = stack.enter_context(s3_bucket()) if args.s3 else local_store(args.results)
+        soak(args, results)
+
+
+def soak(args: argparse.Namespace, results: str) -> None:
     rngs = [random.Random(args.seed * 100_003 + index) for index in range(args.runs)]
     tally, stop = Tally(), threading.Event()
     reading = threading.Thread(target=reader, args=(results, tally, stop), daemon=True)
@@ -207,8 +233,41 @@ def main() -> None:
     report(args, results, tally, orphans(tally), time.monotonic() - started)
 
 
-def report(args, results: Path, tally: Tally, left: list, seconds: float) -> None:
-    frame = store.read_results(results)
+def local_store(results: Path | None) -> str:
+    return str(results or Path(tempfile.mkdtemp(prefix="benchsite-soak-")) / "results")
+
+
+@contextlib.contextmanager
+def s3_bucket() -> Iterator[str]:
+    """``s3://<bucket>/results`` on a local S3 server started for the soak (stopped after);
+    this process' environment, which the runs inherit, points at it."""
+    import boto3
+
+    port_file = Path(tempfile.mkdtemp(prefix="benchsite-soak-s3-")) / "port"
+    server = subprocess.Popen(
+        [sys.executable, str(ROOT / "tests" / "s3_server.py"), str(port_file)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        while not port_file.exists() or not port_file.read_text():
+            time.sleep(0.05)
+        os.environ.update(
+            AWS_ENDPOINT_URL=f"http://127.0.0.1:{port_file.read_text()}",
+            AWS_ACCESS_KEY_ID="soak",
+            AWS_SECRET_ACCESS_KEY="soak-secret",
+            AWS_DEFAULT_REGION="us-east-1",
+            AWS_EC2_METADATA_DISABLED="true",
+        )
+        boto3.client("s3").create_bucket(Bucket="soak")
+        yield "s3://soak/results"
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def report(args, results: str, tally: Tally, left: list, seconds: float) -> None:
+    frame = store.read_results(locate(results))
     cases_twice = int(frame.duplicated(["host", "run_id", "device", "case_key"]).sum())
     ids_twice = int(frame["row_id"].duplicated().sum())
     runs_per_host = frame.groupby("host")["run_id"].nunique()
@@ -224,9 +283,13 @@ def report(args, results: Path, tally: Tally, left: list, seconds: float) -> Non
     print(f"rows found:    {len(frame)}")
     print(f"duplicates:    {cases_twice + ids_twice + tally.duplicates_seen}")
     print(f"orphans:       {len(left)} {[p.pid for p in left]}")
+    print(f"tracebacks:    {len(tally.tracebacks)}")
     for failure in tally.failures:
         print(f"FAILED {failure}")
-    ok = len(frame) == runs * CASES_PER_RUN and not (cases_twice or ids_twice or left)
+    for text in tally.tracebacks[:3]:
+        print(f"TRACEBACK\n{text}")
+    clean = not (cases_twice or ids_twice or left or tally.tracebacks)
+    ok = len(frame) == runs * CASES_PER_RUN and clean
     sys.exit(0 if ok and not tally.failures and not tally.duplicates_seen else 1)
 
 

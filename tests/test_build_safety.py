@@ -172,15 +172,21 @@ def register_analyses():
 """
 
 
-def test_ctrl_c_mid_build_publishes_nothing_and_stops_every_worker(
-    tmp_path, small_store, good_site
-):
-    before = snapshot(good_site)
+def start_slow_build(tmp_path: Path, small_store: Path, good_site: Path) -> subprocess.Popen[str]:
+    """A build of ``good_site`` that is in its analyses (and stays there a while)."""
     plugin = tmp_path / "slow.py"
     plugin.write_text(SLOW)
     process = start("--results", small_store, "--out", good_site, "-p", plugin)
     wait_for_staging(good_site, process)
     wait_for_file(plugin.with_suffix(".started"), process)  # mid-build: in the analyses
+    return process
+
+
+def test_ctrl_c_mid_build_publishes_nothing_and_stops_every_worker(
+    tmp_path, small_store, good_site
+):
+    before = snapshot(good_site)
+    process = start_slow_build(tmp_path, small_store, good_site)
     assert leftovers(good_site) and process.poll() is None, "the build ended before Ctrl-C"
     os.killpg(process.pid, signal.SIGINT)  # as Ctrl-C in a terminal: the whole group
     stdout, stderr = process.communicate(timeout=patience(60))
@@ -244,3 +250,52 @@ def test_ctrl_c_during_the_automatic_suite_run_is_an_interruption(tmp_path):
     assert process.returncode == 130, stdout + stderr
     assert "interrupted" in stdout and "built" not in stdout and "Traceback" not in stderr
     assert not (tmp_path / "site").exists() and leftovers(tmp_path / "site") == []
+
+
+def test_sigterm_mid_build_publishes_nothing_and_prints_no_traceback(
+    tmp_path, small_store, good_site
+):
+    before = snapshot(good_site)
+    process = start_slow_build(tmp_path, small_store, good_site)
+    os.kill(process.pid, signal.SIGTERM)  # the build alone, as a service manager stops it
+    stdout, stderr = process.communicate(timeout=60)
+    assert process.returncode == 143, stderr
+    assert "interrupted: nothing published" in stdout, stdout
+    assert "Traceback" not in stderr and "BrokenPipeError" not in stderr, stderr
+    assert snapshot(good_site) == before and leftovers(good_site) == []
+    time.sleep(1)
+    with pytest.raises(ProcessLookupError):  # no worker left behind
+        os.killpg(process.pid, 0)
+
+
+def test_an_out_that_is_a_mount_point_is_refused_before_the_build(small_store, capsys):
+    from benchsite.cli.app import main
+
+    mount = next(p for p in ("/dev/shm", "/proc", "/sys") if os.path.ismount(p))
+    with pytest.raises(SystemExit) as exited:
+        main(["build", "--results", str(small_store), "--out", mount])
+    err = capsys.readouterr().err
+    assert exited.value.code == 2 and "is a mount point" in err, err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert not Path(mount).with_name(f".{Path(mount).name}.lock").exists()
+
+
+def test_a_disk_that_fills_during_the_build_is_one_line_and_the_site_stays(
+    small_store, good_site, capsys, monkeypatch
+):
+    import errno
+
+    from benchsite.cli.app import main
+    from benchsite.site import publish
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    before = snapshot(good_site)
+    monkeypatch.setattr(publish, "_carry_user_files", full)  # the last write before the swap
+    with pytest.raises(SystemExit) as exited:
+        main(["build", "--results", str(small_store), "--out", str(good_site)])
+    err = capsys.readouterr().err
+    assert exited.value.code == 2 and "No space left on device" in err, err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert snapshot(good_site) == before and leftovers(good_site) == []

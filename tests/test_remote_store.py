@@ -86,7 +86,13 @@ def finish(process: subprocess.Popen, timeout: float = 180) -> tuple[int, str, s
 def parts(url: str) -> list[str]:
     root = locate(url)
     assert isinstance(root, RemotePath)
-    return [str(path) for path in root.glob("host=*/run=*/*")]
+    return [str(path) for path in root.glob("host=*/run=*/part-*.parquet")]
+
+
+def leases(url: str) -> list[str]:
+    root = locate(url)
+    assert isinstance(root, RemotePath)
+    return [str(path) for path in root.glob("host=*/run=*/.lease-*")]
 
 
 def test_a_run_killed_mid_run_and_mid_compaction_resumes_to_every_case_once(bucket_url):
@@ -107,8 +113,9 @@ def test_a_run_killed_mid_run_and_mid_compaction_resumes_to_every_case_once(buck
 
 def test_results_and_build_read_the_object_store(bucket_url, tmp_path, capsys):
     rows = [
-        complete_row(
+        complete_row(  # two cases of one run (two rows of one case would read as one)
             {"row_id": f"r{i}", "run_id": "run1", "host": "h", "workload": "w", "median_s": 0.001}
+            | {"params": {"size": i}}
         )
         for i in range(2)
     ]
@@ -174,3 +181,99 @@ def test_bad_urls_credentials_and_endpoints_are_one_line(bucket_url, monkeypatch
 def test_a_file_url_is_the_local_folder(tmp_path):
     assert locate(f"file://{tmp_path}/store") == Path(tmp_path) / "store"
     assert locate(str(tmp_path)) == Path(tmp_path)
+
+
+# -- one writer per run: the lease (benchsite.store.lease) ---------------------------------------
+
+
+def test_two_resumes_of_one_run_at_once_one_is_refused_and_each_case_is_stored_once(bucket_url):
+    args = ("run", "-w", "case-sleep", *FAST, "--host", "h", "--results", bucket_url)
+    code, _, err = finish(cli(*args, fault="write:after-rename"))  # killed after case 1 of 4
+    assert code == -signal.SIGKILL, err
+    both = [cli(*args[:-4], "--budget", "1", "--host", "h", "--results", bucket_url, "--resume")]
+    both.append(
+        cli(*args[:-4], "--budget", "1", "--host", "h", "--results", bucket_url, "--resume")
+    )
+    ended = sorted((finish(process) for process in both), key=lambda result: result[0])
+    (won, _, won_err), (refused, _, refused_err) = ended
+    assert won == 0, won_err
+    assert refused == 2, refused_err
+    assert len(refused_err.strip().splitlines()) == 1 and "Traceback" not in refused_err
+    assert "is being written by process" in refused_err
+    rows = store.read_results(locate(bucket_url))
+    assert len(rows) == 4 and rows["case_key"].is_unique and rows["run_id"].nunique() == 1
+    assert leases(bucket_url) == []  # the winner's released, the killed writer's taken over
+
+
+def test_a_stale_lease_is_taken_over_and_its_writer_learns_it_lost(bucket_url, monkeypatch):
+    from benchsite.store import lease
+
+    monkeypatch.setenv(lease.ENV_VAR, "4")
+    folder = store.run_dir(locate(bucket_url), "h", "r")
+    elsewhere = folder / f"{lease.PREFIX}dead"  # a writer on another machine, gone silent
+    elsewhere.write_bytes(b'{"host": "another-machine", "pid": 1, "started": 0}')
+    with pytest.raises(StoreError, match="is being written by process 1 on another-machine"):
+        lease.Lease(folder).acquire()
+    time.sleep(5)  # its heartbeat is now older than the timeout
+    taker = lease.Lease(folder)
+    taker.acquire()
+    try:
+        assert not elsewhere.exists()  # taken over
+        taker.confirm()
+        taker.path.unlink()  # as a taker does to a lease it finds stale
+        with pytest.raises(StoreError, match="was taken over by another writer"):
+            taker.confirm()
+    finally:
+        taker.release()
+
+
+def test_store_check_reports_unfinished_uploads_and_aborts_old_ones(
+    bucket_url, capsys, monkeypatch
+):
+    import boto3
+
+    from benchsite.store import uploads
+
+    bucket, prefix = bucket_url.removeprefix("s3://").split("/", 1)
+    store.write_rows(locate(bucket_url), "h", "r", [complete_row({"workload": "w"})])
+    client = boto3.client("s3")
+    key = f"{prefix}/host=h/run=r/part-killed.parquet"  # as a writer killed mid-upload leaves
+    started = client.create_multipart_upload(Bucket=bucket, Key=key)
+    client.upload_part(
+        Bucket=bucket, Key=key, UploadId=started["UploadId"], PartNumber=1, Body=b"x"
+    )
+    with pytest.raises(SystemExit) as exited:
+        cli_main(["store", "check", "--results", bucket_url])
+    out = capsys.readouterr().out
+    assert exited.value.code in (0, None) and f"{key}: unfinished upload" in out
+    assert "1 unfinished upload(s) of killed writers" in out
+    monkeypatch.setattr(uploads, "MIN_AGE_S", 0.0)  # as if it were an hour old
+    with pytest.raises(SystemExit):
+        cli_main(["store", "check", "--results", bucket_url, "--quarantine"])
+    assert "1 aborted" in capsys.readouterr().out
+    assert client.list_multipart_uploads(Bucket=bucket).get("Uploads", []) == []
+
+
+def test_a_frozen_endpoint_ends_in_one_line_within_the_store_timeout(monkeypatch, capsys):
+    import socket
+
+    frozen = socket.socket()  # accepts connections (the kernel's backlog), never answers
+    frozen.bind(("127.0.0.1", 0))
+    frozen.listen(16)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{frozen.getsockname()[1]}")
+    for name, value in {
+        "AWS_ACCESS_KEY_ID": "k",
+        "AWS_SECRET_ACCESS_KEY": "s",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "BENCHSITE_STORE_TIMEOUT_S": "1",
+    }.items():
+        monkeypatch.setenv(name, value)
+    started = time.monotonic()
+    try:
+        with pytest.raises(SystemExit) as exited:
+            cli_main(["results", "--results", "s3://frozen-bucket/store"])
+    finally:
+        frozen.close()
+    err = capsys.readouterr().err
+    assert exited.value.code == 2 and "cannot reach the object store" in err, err
+    assert len(err.strip().splitlines()) == 1 and time.monotonic() - started < 60

@@ -225,11 +225,14 @@ def test_max_batch_on_the_cpu_stays_within_its_budget(workloads, cpu) -> None:
         case.teardown()
 
 
-def test_max_batch_budget_from_config_overrides_the_parameter(tmp_path, monkeypatch) -> None:
+def test_max_batch_budget_from_config_is_the_parameter_the_row_records(tmp_path, monkeypatch):
     config = tmp_path / "benchsite.toml"
     config.write_text("[max_batch]\ncpu_memory_budget_gib = 0.5\n")
     monkeypatch.setenv("BENCHSITE_CONFIG", str(config))
-    assert workload_max_batch.cpu_budget_bytes({"cpu_memory_budget_gib": 8}) == 0.5 * 2**30
+    (workload,) = workload_max_batch.register_workloads()
+    for profile in ("quick", "full"):
+        assert [p["cpu_memory_budget_gib"] for p in workload.grid(profile)] == [0.5]
+    assert workload_max_batch.cpu_budget_bytes({"cpu_memory_budget_gib": 0.5}) == 0.5 * 2**30
     monkeypatch.delenv("BENCHSITE_CONFIG")
     monkeypatch.chdir(tmp_path / "..")
     import psutil

@@ -19,8 +19,6 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from benchsite import Page, RenderedPage, hookimpl
@@ -66,6 +64,7 @@ def register_pages() -> list[Page]:
 
 def render(site: Site) -> list[RenderedPage]:
     from benchsite.tables import DERIVED_COLUMNS
+    from benchsite.tables.csvfile import csv_bytes
 
     frame = site.results.drop(columns=list(DERIVED_COLUMNS))
     table = pa.Table.from_pandas(_plain(frame), preserve_index=False)
@@ -131,32 +130,6 @@ def parquet_bytes(table: pa.Table) -> bytes:
     buffer = io.BytesIO()
     pq.write_table(table, buffer, compression="zstd")
     return buffer.getvalue()
-
-
-def csv_bytes(table: pa.Table) -> bytes:
-    """The table as CSV, written by Arrow: a store's 100,000 rows take ~1 s instead of ~7 s with
-    pandas, most of that spent writing floats (Arrow writes the same values, with exponents such
-    as ``1e-8`` where Python writes ``1e-08``; timestamps in ISO form, booleans as
-    ``true``/``false``)."""
-    for index, field in enumerate(table.schema):
-        if pa.types.is_list(field.type) or pa.types.is_large_list(field.type):
-            table = table.set_column(index, field.name, _json_lists(table.column(index)))
-    buffer = io.BytesIO()
-    pacsv.write_csv(table, buffer)
-    return buffer.getvalue()
-
-
-def _json_lists(column: pa.ChunkedArray) -> pa.Array:
-    """A list column as JSON text (``[0.5, 0.25]``, ``["noisy"]``); empty where null."""
-    lists = column.combine_chunks()
-    values = lists.values
-    if pa.types.is_string(values.type) or pa.types.is_large_string(values.type):
-        escaped = pc.replace_substring(pc.replace_substring(values, "\\", "\\\\"), '"', '\\"')
-        items = pc.binary_join_element_wise('"', escaped, '"', "")
-    else:
-        items = values.cast(pa.string())
-    texts = type(lists).from_arrays(lists.offsets, items, mask=lists.is_null())
-    return pc.binary_join_element_wise("[", pc.binary_join(texts, ", "), "]", "")
 
 
 def _plain(frame: pd.DataFrame) -> pd.DataFrame:

@@ -9,9 +9,9 @@ and searches the batch size:
 - on the CPU: never by running out (the machine would swap or be killed). Two small steps
   measure the footprint (peak RSS above the worker's baseline), a line through them predicts
   the largest batch within the memory budget, and steps at the predicted batch refine the
-  line until it settles (see :func:`search_cpu`). The budget: ``cpu_memory_budget_gib`` from
-  ``benchsite.toml`` (``[max_batch]``), else the parameter, else half of the memory
-  available; never more than 90% of what is available.
+  line until it settles (see :func:`search_cpu`). The budget: the parameter
+  ``cpu_memory_budget_gib``, which is ``benchsite.toml``'s (``[max_batch]``) where set (so the
+  row records it), else half of the memory available; never more than 90% of what is available.
 
 The case then times one step at the batch found. Metrics: ``max_batch``,
 ``max_batch_limit_bytes`` (the GPU's memory or the CPU budget) and ``max_batch_peak_bytes``
@@ -47,12 +47,19 @@ def register_workloads() -> list[Workload]:
                 "until out of memory, CPU by prediction within a RAM budget; times one step at it."
             ),
             setup=setup_max_batch,
-            params={"image_size": [112], "precision": ["fp32"], "cpu_memory_budget_gib": [4.0]},
-            quick={"image_size": [32], "precision": ["fp32"], "cpu_memory_budget_gib": [0.25]},
+            params={"image_size": [112], "precision": ["fp32"], **_budget(4.0)},
+            quick={"image_size": [32], "precision": ["fp32"], **_budget(0.25)},
             tags=("memory", "training"),
             timeout_s=900.0,
         )
     ]
+
+
+def _budget(default_gib: float) -> dict[str, list[float]]:
+    """The CPU budget parameter: ``[max_batch] cpu_memory_budget_gib`` from ``benchsite.toml``
+    where set, so that the row's parameters record the budget the case used."""
+    configured = value("max_batch.cpu_memory_budget_gib")
+    return {"cpu_memory_budget_gib": [float(configured if configured is not None else default_gib)]}
 
 
 def setup_max_batch(device: Device, params: dict[str, Any]) -> Case:
@@ -226,7 +233,7 @@ def cpu_budget_bytes(params: dict[str, Any]) -> float:
     import psutil
 
     available = float(psutil.virtual_memory().available)
-    configured = value("max_batch.cpu_memory_budget_gib", params.get("cpu_memory_budget_gib"))
+    configured = params.get("cpu_memory_budget_gib")  # benchsite.toml's, else the grid's
     budget = float(configured) * GIB if configured is not None else available / 2
     return min(budget, 0.9 * available)
 

@@ -56,6 +56,7 @@ def forks() -> bool:
 
 def _started(initializer: Callable[..., None] | None, initargs: tuple[Any, ...]) -> None:
     signals.leave_interrupts_to_parent()
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the pool's terminate(): end, say nothing
     if initializer is not None:
         initializer(*initargs)
 

@@ -8,8 +8,10 @@ Exit statuses:
   ``compare --fail-on-regression`` found a case significantly slower than allowed;
 - 2: a problem the user can fix (a bad flag or value, an unknown workload, an unreadable
   store, a plugin problem with ``--strict``): a :class:`benchsite.errors.BenchsiteError`,
-  printed here as one line, ``error: ...``;
-- 130: interrupted (Ctrl-C); a run keeps the cases that finished.
+  printed here as one line, ``error: ...``; so is a path the system refuses (an
+  :class:`OSError` naming the file, like a name too long);
+- 130: interrupted (Ctrl-C); a run keeps the cases that finished;
+- 143: terminated (SIGTERM), handled as Ctrl-C is.
 
 Problems with plugins that are not fatal are one ``note: ...`` line each on stderr.
 """
@@ -40,6 +42,7 @@ from benchsite.version import __version__
 
 if TYPE_CHECKING:
     from benchsite.cli.progress import ProgressReporter
+    from benchsite.measure.runner import RunReport
     from benchsite.site import BuildOptions
 
 app = typer.Typer(
@@ -211,11 +214,9 @@ def run(
     for name, seconds in sorted(report.workload_s.items(), key=lambda item: -item[1]):
         console.print(f"  {name:<24} {seconds:8.1f} s", highlight=False)  # wall time per workload
     if report.interrupted:
-        console.print(f"interrupted: finished cases kept in {where} ({summary or 'none'}).")
-        console.print("continue with: benchsite run --resume (same options)")
-        raise typer.Exit(130)
+        _interrupted(report, where, summary)
     console.print(f"stored {summary or 'nothing'} in {where}")
-    if report.statuses and not report.statuses.get("ok"):
+    if report.statuses and not report.statuses.get("ok") and not report.held_ok:
         err_console.print(
             f"[red]error:[/] no case succeeded ({summary}): see the lines above, or "
             f"`benchsite results --results {escape(str(report.results))}`"
@@ -223,10 +224,31 @@ def run(
         raise typer.Exit(1)
 
 
+def _interrupted(report: RunReport, where: object, summary: str) -> None:
+    """One line on what an interrupted run kept, and how to go on; exit 130."""
+    if report.compaction_interrupted:
+        console.print(
+            f"interrupted during compaction: every stored case is kept in {where}; "
+            "`benchsite run --resume` (same options) finishes it"
+        )
+    elif not report.statuses and not report.held:
+        console.print("interrupted before any case was stored: nothing to resume")
+    else:
+        console.print(f"interrupted: finished cases kept in {where} ({summary or 'none'}).")
+        console.print("continue with: benchsite run --resume (same options)")
+    raise typer.Exit(130)
+
+
+MAX_SECONDS = 7 * 24 * 3600.0  # a week: more than any case, and within what a wait can take
+
+
 def _check_positive(**values: float | None) -> None:
     for name, value in values.items():
-        if value is not None and not (math.isfinite(value) and value > 0):
-            raise BenchsiteError(f"--{name} must be a positive number of seconds, got {value:g}")
+        if value is not None and not (math.isfinite(value) and 0 < value <= MAX_SECONDS):
+            raise BenchsiteError(
+                f"--{name} must be a positive number of seconds up to {MAX_SECONDS:g} "
+                f"(a week), got {value:g}"
+            )
 
 
 NameArg = Annotated[str | None, typer.Argument(help="Show this one in full.")]
@@ -348,15 +370,15 @@ def build(
     page failed (nothing is published) unless --keep-going."""
     from benchsite.cli.progress import ProgressReporter
     from benchsite.site import BuildOptions, build_site
-    from benchsite.site.publish import usable_out
+    from benchsite.site.publish import check_out
 
+    check_out(out)  # before the quick suite a fresh checkout runs first
     options = BuildOptions(
         results, out, templates, plugins=tuple(plugin or ()), strict=strict, keep_going=keep_going
     )
     options = replace(options, title=title) if title else options
     try:
         with ProgressReporter(console) as reporter:
-            usable_out(options.out)  # a wrong --out is one line before any case is measured
             measure_first_if_new(options, reporter)
             report = build_site(options, reporter)
     except KeyboardInterrupt:
@@ -433,7 +455,12 @@ app.add_typer(store_app, name="store")
 def store_check(
     results: ResultsOpt = Path("results"),
     quarantine: Annotated[
-        bool, typer.Option("--quarantine", help="Move unreadable parts aside (never deletes).")
+        bool,
+        typer.Option(
+            "--quarantine",
+            help="Move unreadable parts aside (never deletes); abort unfinished S3 uploads "
+            "older than an hour.",
+        ),
     ] = False,
 ) -> None:
     """List parts readers skip (corrupt, truncated, foreign); tidy what dead writers left."""
@@ -443,24 +470,62 @@ def store_check(
     for problem, moved in report.listed():
         where = f" -> moved to {escape(str(moved))}" if moved else ""
         console.print(f"{escape(str(problem.path))}: {escape(problem.reason)}{where}")
+    for upload in report.uploads or ():
+        console.print(
+            f"{escape(upload.key)}: unfinished upload, started {upload.started:%Y-%m-%d %H:%M} UTC"
+        )
     console.print(report.summary())
     if report.problems and not quarantine:
         raise typer.Exit(1)
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, handled as Ctrl-C is (a run keeps its cases, a build publishes nothing), so
+    that no process of the pools is left writing into a closed pipe."""
+
+
+_terminated: list[int] = []  # the SIGTERMs received: a command ending in 130 then ends in 143
+
+
+def _terminate(signum: int, frame: object) -> None:
+    _terminated.append(signum)
+    raise Terminated
+
+
 def main(args: list[str] | None = None) -> None:
-    """Entry point: turn user errors into one line and exit status 2, Ctrl-C into exit 130."""
+    """Entry point: turn user errors into one line and exit status 2, Ctrl-C into exit 130,
+    SIGTERM into exit 143 (each after the command's own line on what was kept). A wrong option
+    or a value of a wrong type is click's short usage message, exit 2."""
     signal.signal(signal.SIGINT, signal.default_int_handler)  # even if started with it ignored
+    signal.signal(signal.SIGTERM, _terminate)
     warnings.showwarning = _show_warning
     warnings.simplefilter("default", PluginDeprecationWarning)  # once per plugin and place
     try:
         app(args=args)
     except BenchsiteError as exc:
-        err_console.print(f"[red]error:[/] {escape(str(exc))}")
+        err_console.print(f"[red]error:[/] {escape(one_line(str(exc)))}")
         sys.exit(exc.exit_code)
+    except OSError as exc:  # a path the user named that the system refuses (a name too long)
+        if exc.filename is None:
+            raise
+        where = one_line(str(exc.filename))
+        err_console.print(
+            f"[red]error:[/] cannot use {escape(where)} ({exc.strerror}): fix the path"
+        )
+        sys.exit(2)
     except KeyboardInterrupt:
-        err_console.print("interrupted")
-        sys.exit(130)
+        err_console.print("terminated" if _terminated else "interrupted")
+        sys.exit(143 if _terminated else 130)
+    except SystemExit as exc:
+        if exc.code == 130 and _terminated:
+            sys.exit(143)
+        raise
+
+
+def one_line(text: str) -> str:
+    """``text`` on one line: a control character (a newline in a name, a terminal escape) is
+    shown as its escape, ``\\n``, never acted on."""
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import pyarrow as pa
 
 from benchsite.cli.listing import aligned
 from benchsite.errors import SelectionError
@@ -60,7 +61,9 @@ def select_run(results: Path, run: str | None = None, host: str | None = None) -
 
 def heading(rows: pd.DataFrame) -> str:
     first = rows.iloc[0]
-    return f"run {first['run_id']} on {first['host']}, {first['timestamp']:%Y-%m-%d %H:%M} UTC"
+    started = rows["timestamp"].min()
+    when = "no timestamp" if pd.isna(started) else f"{started:%Y-%m-%d %H:%M} UTC"
+    return f"run {first['run_id']} on {first['host']}, {when}"
 
 
 def table_lines(rows: pd.DataFrame) -> list[str]:
@@ -110,15 +113,27 @@ def failure_lines(rows: pd.DataFrame) -> list[str]:
     ]
 
 
+def _iso(value: Any) -> str | None:
+    return None if pd.isna(value) else value.isoformat()
+
+
 def export(rows: pd.DataFrame, path: Path, form: str) -> None:
     """Write the rows' raw values (seconds, rates as stored) to ``path`` as CSV or JSON."""
     frame = rows[[name for name in EXPORT_COLUMNS if name in rows.columns]].copy()
-    frame["timestamp"] = frame["timestamp"].map(lambda value: value.isoformat())
+    frame["timestamp"] = frame["timestamp"].map(_iso)
     for name in frame.columns:
         if isinstance(frame[name].dtype, pd.CategoricalDtype):
             frame[name] = frame[name].astype(str)
     if form == "csv":
-        frame.to_csv(path, index=False)
+        from benchsite.tables.csvfile import csv_bytes  # `run` loads no tables module
+
+        data = csv_bytes(pa.Table.from_pandas(frame, preserve_index=False))
     else:
         records = json.loads(frame.to_json(orient="records"))
-        path.write_text(json.dumps(records, indent=2) + "\n", encoding="utf-8")
+        data = (json.dumps(records, indent=2) + "\n").encode()
+    try:
+        path.write_bytes(data)
+    except OSError as exc:
+        raise SelectionError(
+            f"cannot write --{form} {path} ({exc.strerror or exc}): pass a writable file path"
+        ) from None

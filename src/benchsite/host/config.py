@@ -26,11 +26,14 @@ names the file and the problem.
 A plugin that reads a section declares it, at import, with :func:`declare`: each key and the type
 of its value (``float`` means any number; ``{"*": float}`` a table of numbers with any keys).
 ``benchsite run`` calls :func:`check` before measuring: a key no plugin declared (a typo) or a
-value of the wrong type stops the run with one line naming the file, the key and its line.
+value of the wrong type stops the run with one line naming the file, the key and its line; so
+does a number that is NaN, infinite or negative (every number a built-in reads is a price, a
+size or a budget).
 """
 
 from __future__ import annotations
 
+import math
 import os
 import tomllib
 from collections.abc import Sequence
@@ -94,6 +97,8 @@ def _check_table(path: Path, where: list[str], found: Any, spec: dict[str, Spec]
             _check_table(path, [*where, key], item, expected)
         elif not _is(item, expected):
             _fail(path, [*where, key], f"must be {_NAMES[expected]}, not {_kind(item)} {item!r}")
+        elif expected in (float, int) and not (math.isfinite(item) and item >= 0):
+            _fail(path, [*where, key], f"must be a finite number, 0 or more, not {item!r}")
 
 
 _NAMES = {float: "a number", int: "a whole number", str: "text", bool: "true or false"}

@@ -8,6 +8,7 @@ The pipeline reads top to bottom in :func:`run_benchmarks`; each stage is a shor
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import json
 import platform
@@ -37,6 +38,7 @@ from benchsite.store import check as store_check
 from benchsite.store import parts as store
 from benchsite.store import resume
 from benchsite.store import runlock as locks
+from benchsite.store.remote import is_remote
 from benchsite.version import __version__
 
 PROFILES = {
@@ -118,6 +120,9 @@ class RunReport:
     results: Path
     statuses: dict[str, int] = field(default_factory=dict)
     interrupted: bool = False
+    held: int = 0  # cases the run held before (a --resume)
+    held_ok: int = 0  # of which succeeded
+    compaction_interrupted: bool = False
     workload_s: dict[str, float] = field(default_factory=dict)  # wall time spent per workload
 
     def add(self, row: dict[str, Any], workload: str, seconds: float, final: bool = True) -> None:
@@ -139,29 +144,66 @@ def run_benchmarks(options: RunOptions, reporter: Reporter | None = None) -> Run
     registry.collectors(plugins)  # hook: register_collectors, here for its problems: the
     # worker that uses the collectors is quiet (and with --strict a problem stops the run now)
     plan = plan_cases(workloads, devices, options.profile, options.nodes)
+    store.check_schema(options.results)  # a newer benchsite's store: refused before any work
     tracker = Tracker(round_policy(options))
-    run_id, done, retry = _run_to_continue(options, host, plan, tracker)
-    todo = [planned for planned in plan if (planned.device.name, planned.case_key) not in done]
-    report = RunReport(run_id, host, options.results)
-    reporter.started(run_id, len(plan), len(plan) - len(todo))
-    machine = busy.check_before_run(reporter, options.profile)  # recorded per row
-    context = RunContext(options, plugins, run_id, host, reporter, machine, tracker)
+    run_id = _run_to_continue(options, host, plan).run_id
     folder = store.run_dir(options.results, host, run_id)
-    with locks.run_lock(folder), Worker(options.plugins, options.models) as worker:
+    with locks.run_lock(folder) as lock, Worker(options.plugins, options.models) as worker:
         store.tidy_run(folder)  # what a killed writer of this run left
-        try:
-            for planned, row, seconds in measure_in_rounds(worker, todo, context):
-                key = (planned.device.name, planned.case_key)
-                replaced = (*retry.pop(key, ()), *tracker.stored(key, row["row_id"]))
-                store.write_rows(options.results, host, run_id, [row], supersedes_rows=replaced)
-                final = not tracker.due(key)
-                report.add(row, planned.workload.item.name, seconds, final)
-                if final:
-                    reporter.case_finished(planned, row)
-        except KeyboardInterrupt:
-            report.interrupted = True
-        store.compact_run(options.results, host, run_id)
+        held = _held_now(options, host, run_id, tracker)  # under the lock: one row per case
+        todo = [p for p in plan if (p.device.name, p.case_key) not in held.done]
+        report = RunReport(run_id, host, options.results, held=len(held.done), held_ok=held.ok)
+        reporter.started(run_id, len(plan), len(plan) - len(todo))
+        machine = busy.check_before_run(reporter, options.profile)  # recorded per row
+        context = RunContext(options, plugins, run_id, host, reporter, machine, tracker)
+        _measure_and_store(worker, todo, context, held, report, lock)
+        _compact(report)
+    _forget_if_empty(folder, options, report)
     return report
+
+
+def _measure_and_store(
+    worker: Worker,
+    todo: Sequence[PlannedCase],
+    context: RunContext,
+    held: resume.Resumption,
+    report: RunReport,
+    lock: locks.Held,
+) -> None:
+    """Measure ``todo`` round by round and store each row before the next case (a case's new
+    round supersedes its row of the round before); Ctrl-C keeps what is stored."""
+    options, host, run_id, tracker = context.options, context.host, context.run_id, context.tracker
+    retry = {key: (row_id,) for key, row_id in held.retry.items()}
+    try:
+        for planned, row, seconds in measure_in_rounds(worker, todo, context):
+            key = (planned.device.name, planned.case_key)
+            replaced = (*retry.pop(key, ()), *tracker.stored(key, row["row_id"]))
+            lock.confirm()  # in an object store: still this run's one writer
+            store.write_rows(options.results, host, run_id, [row], supersedes_rows=replaced)
+            final = not tracker.due(key)
+            report.add(row, planned.workload.item.name, seconds, final)
+            if final:
+                context.reporter.case_finished(planned, row)
+    except KeyboardInterrupt:
+        report.interrupted = True
+
+
+def _compact(report: RunReport) -> None:
+    """Compact the run; Ctrl-C here leaves every stored row readable (the next ``--resume``
+    or compaction finishes it)."""
+    try:
+        store.compact_run(report.results, report.host, report.run_id)
+    except KeyboardInterrupt:
+        report.interrupted = report.compaction_interrupted = True
+
+
+def _forget_if_empty(folder: Path, options: RunOptions, report: RunReport) -> None:
+    """A new run that stored nothing leaves no folder behind (no one else knows its id)."""
+    if options.resume or report.statuses or is_remote(folder):
+        return
+    with contextlib.suppress(OSError):
+        (folder / locks.LOCK_NAME).unlink(missing_ok=True)
+        folder.rmdir()
 
 
 def round_policy(options: RunOptions) -> RoundPolicy:
@@ -437,17 +479,24 @@ def _new_run_id() -> str:
 
 
 def _run_to_continue(
-    options: RunOptions, host: str, plan: Sequence[PlannedCase], tracker: Tracker
-) -> tuple[str, frozenset[tuple[str, str]], dict[tuple[str, str], tuple[str, ...]]]:
-    """The run to write into, the (device, case) pairs it holds that are done, and failed rows
-    to replace; a stored case that wants more rounds is continued (``tracker``)."""
+    options: RunOptions, host: str, plan: Sequence[PlannedCase]
+) -> resume.Resumption:
+    """The run to write into: a new one, or the interrupted run ``--resume`` continues."""
     if not options.resume:
-        return _new_run_id(), frozenset(), {}
+        return resume.Resumption(_new_run_id(), frozenset())
     planned = [(p.device.name, p.case_key) for p in plan]
-    found = resume.find_run(options.results, host, planned, options.profile, options.retry_failed)
-    unfinished = _unfinished(options.results, host, found.run_id, found.done, tracker)
-    retry = {key: (row,) for key, row in found.retry.items()}
-    return found.run_id, found.done - unfinished, retry
+    return resume.find_run(options.results, host, planned, options.profile, options.retry_failed)
+
+
+def _held_now(options: RunOptions, host: str, run_id: str, tracker: Tracker) -> resume.Resumption:
+    """What run ``run_id`` holds, read again under its lock (another writer may have stored
+    cases between the first look and the lock); a stored case that wants more rounds is not
+    done (``tracker``)."""
+    if not options.resume:
+        return resume.Resumption(run_id, frozenset())
+    held = resume.holdings(options.results, host, run_id, options.retry_failed)
+    unfinished = _unfinished(options.results, host, run_id, held.done, tracker)
+    return replace(held, done=held.done - unfinished)
 
 
 def _unfinished(

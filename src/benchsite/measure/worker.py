@@ -152,9 +152,12 @@ def serve(conn: Connection, plugin_specs: tuple[str, ...], models: tuple[str, ..
     state = WorkerState(
         registry.workloads(plugins), registry.devices(plugins), registry.collectors(plugins)
     )
-    conn.send("ready")
-    while (spec := conn.recv()) is not None:
-        conn.send(execute(spec, state))
+    try:
+        conn.send("ready")
+        while (spec := conn.recv()) is not None:
+            conn.send(execute(spec, state))
+    except (EOFError, OSError):  # the parent is gone (killed): nothing to answer, nor to say
+        return
 
 
 def _parent_pid() -> int | None:

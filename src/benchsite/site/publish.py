@@ -19,6 +19,7 @@ one was in) is cleaned up or put back first.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import shutil
@@ -62,26 +63,49 @@ class Staging:
 def staged(out: Path) -> Iterator[Staging]:
     """Lock ``out``, clean up after a dead build, and give a fresh staging folder; it is
     deleted when the block raises (the published site is then untouched)."""
-    out = usable_out(out)
+    out = check_out(out)
     with _locked(out):
         _clean_leftovers(out)
         folder = _beside(out, "staging")
-        folder.mkdir()
         try:
+            folder.mkdir()
             yield Staging(out, folder)
+        except OSError as exc:
+            if exc.errno not in _FULL_OR_DENIED:
+                raise
+            raise BenchsiteError(
+                f"cannot write the site beside {out} ({exc.strerror}): free space or pass a "
+                f"writable --out; the published site is as it was"
+            ) from None
         finally:
             shutil.rmtree(folder, ignore_errors=True)  # gone already when published
 
 
-def usable_out(out: Path) -> Path:
-    """``out`` as the folder a build publishes (a link resolved: the site goes beside what it
-    points to), or one line (exit 2) saying why a site cannot be published there: it is a
-    file, it holds the current folder, or its parent cannot be made."""
-    out = Path(os.path.realpath(out))
+# the errors of a disk that is full or refuses writes: one line, not a traceback
+_FULL_OR_DENIED = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM}
+
+
+def check_out(out: Path) -> Path:
+    """``out`` as the folder a site can be published to (links followed), or a one-line
+    :class:`BenchsiteError`: a file, the current folder or above it, a mount point (which
+    cannot be renamed aside). Called before anything is measured or read."""
+    out = Path(os.path.realpath(out))  # a link to the site: publish beside what it points to
     if out.exists() and not out.is_dir():
         raise BenchsiteError(f"--out {out} is a file, not a folder: pass a folder for the site")
     if Path.cwd().resolve().is_relative_to(out):  # it would be swapped away under your feet
         raise BenchsiteError(f"--out {out} holds the current folder: pass a folder for the site")
+    above = out
+    while not above.exists() and above != above.parent:
+        above = above.parent
+    if above != out and not above.is_dir():
+        raise BenchsiteError(
+            f"cannot write the site to {out} ({above} is a file): pass a writable --out"
+        )
+    if os.path.ismount(out):
+        raise BenchsiteError(
+            f"--out {out} is a mount point, which the site cannot replace in one swap: "
+            f"pass a folder inside it, like {out / 'site'}"
+        )
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

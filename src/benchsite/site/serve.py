@@ -4,7 +4,10 @@ interfaces), with the standard library's file server."""
 from __future__ import annotations
 
 import functools
+import http
 import http.server
+import os
+import urllib.parse
 from collections.abc import Callable
 from pathlib import Path
 
@@ -12,7 +15,20 @@ from benchsite.errors import BenchsiteError
 
 
 class QuietHandler(http.server.SimpleHTTPRequestHandler):
-    """Serves files from the site folder and logs nothing per request."""
+    """Serves the site's files (a folder's ``index.html`` for the folder), never a listing of
+    a folder nor a hidden file or folder (``.git``, ``.benchsite-files``: 404); logs nothing
+    per request."""
+
+    def send_head(self):  # type: ignore[no-untyped-def] - the standard library's signature
+        path = urllib.parse.unquote(urllib.parse.urlsplit(self.path).path)
+        if any(part.startswith(".") for part in path.split("/") if part):
+            self.send_error(http.HTTPStatus.NOT_FOUND, "File not found")
+            return None
+        return super().send_head()
+
+    def list_directory(self, path: str | os.PathLike[str]):  # type: ignore[no-untyped-def]
+        self.send_error(http.HTTPStatus.NOT_FOUND, "File not found")
+        return None
 
     def log_message(self, format: str, *args: object) -> None:
         return

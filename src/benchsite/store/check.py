@@ -8,6 +8,8 @@ parts already superseded by a compaction hold nothing a reader would see; tidyin
 
 from __future__ import annotations
 
+import errno
+import os
 import re
 import shutil
 import uuid
@@ -17,6 +19,7 @@ from pathlib import Path
 from benchsite.errors import StoreError
 from benchsite.store import parts as store
 from benchsite.store import runlock as locks
+from benchsite.store import uploads as uploads_
 from benchsite.store.remote import RemotePath
 
 MIN_FREE_BYTES = 16 * 2**20
@@ -42,21 +45,31 @@ def preflight(root: Path, host: str) -> None:
     root = Path(root)
     if root.exists() and not root.is_dir():
         raise StoreError(f"--results {root} is a file, not a folder: pass a results folder")
+    existing = _nearest_existing(root)  # the store is created by its first part, not here
     try:
-        root.mkdir(parents=True, exist_ok=True)
-        probe = root / f".probe-{uuid.uuid4().hex[:8]}"
+        if not existing.is_dir():
+            raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR))
+        probe = existing / f".probe-{uuid.uuid4().hex[:8]}"
         probe.write_bytes(b"benchsite")
         probe.unlink()
     except OSError as exc:
         raise StoreError(
             f"cannot write into {root} ({exc.strerror}): pick a writable --results"
         ) from None
-    free = shutil.disk_usage(root).free
+    free = shutil.disk_usage(existing).free
     if free < MIN_FREE_BYTES:
         raise StoreError(
             f"{root} has {free // 2**20} MiB free, less than {MIN_FREE_BYTES // 2**20} MiB: "
             f"free space or pick another --results"
         )
+
+
+def _nearest_existing(path: Path) -> Path:
+    """``path`` or its nearest ancestor that exists."""
+    path = path.absolute()
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    return path
 
 
 def _probe(root: RemotePath) -> None:
@@ -86,6 +99,8 @@ class CheckReport:
     problems: list[Problem]
     moved: list[Path]
     tidied: int
+    uploads: list[uploads_.Upload] | None = None  # unfinished (S3 only; None: not listed)
+    aborted: int = 0
 
     def listed(self) -> list[tuple[Problem, Path | None]]:
         moved: list[Path | None] = [*self.moved]
@@ -97,7 +112,13 @@ class CheckReport:
             f"{len(self.problems)} unreadable part(s)" if self.problems else "no unreadable part"
         )
         action = ", quarantined" if self.moved else ""
-        return f"{found}{action}; {self.tidied} leftover file(s) of dead writers removed"
+        line = f"{found}{action}; {self.tidied} leftover file(s) of dead writers removed"
+        if self.uploads:
+            line += (
+                f"; {len(self.uploads)} unfinished upload(s) of killed writers"
+                f"{f', {self.aborted} aborted' if self.aborted else ''}"
+            )
+        return line
 
 
 def check_store(root: Path, move: bool = False) -> CheckReport:
@@ -107,16 +128,20 @@ def check_store(root: Path, move: bool = False) -> CheckReport:
         raise StoreError(f"{root} is not a results store folder: pass --results")
     tidied = tidy_store(root)
     problems = find_problems(root)
-    return CheckReport(problems, quarantine(root, problems) if move else [], tidied)
+    report = CheckReport(problems, quarantine(root, problems) if move else [], tidied)
+    if isinstance(root, RemotePath):
+        report.uploads = uploads_.unfinished(root)
+        if move and report.uploads:
+            report.aborted = uploads_.abort_old(root, report.uploads)
+    return report
 
 
 def find_problems(root: Path) -> list[Problem]:
     """Every part of the store that readers skip (raises on a part of a newer schema)."""
     found = []
     for folder in store.run_folders(root):
-        scan = store.scan_run(folder)
-        store.read_parts(folder, scan)  # data pages too, not only footers
-        found += [Problem(folder / name, reason) for name, reason in sorted(scan.bad.items())]
+        bad = store.unreadable_parts(folder)  # data pages too, not only footers
+        found += [Problem(folder / name, reason) for name, reason in sorted(bad.items())]
     return found
 
 
@@ -131,8 +156,14 @@ def quarantine(root: Path, problems: list[Problem]) -> list[Path]:
     for problem in problems:
         relative = problem.path.relative_to(root)
         target = Path(root) / QUARANTINE / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        problem.path.replace(target)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            problem.path.replace(target)
+        except OSError as exc:
+            raise StoreError(
+                f"cannot move {problem.path} to {target} ({exc.strerror}): the store is not "
+                f"writable; run `benchsite store check` without --quarantine to list the parts"
+            ) from None
         moved.append(target)
     return moved
 
@@ -155,7 +186,8 @@ def tidy_store(root: Path) -> int:
 
 def _has_leftovers(folder: Path) -> bool:
     temporary = any(True for _ in folder.glob(".part-*.tmp-*"))
-    return temporary or bool(store.scan_run(folder).superseded_present)
+    leases = isinstance(folder, RemotePath) and any(True for _ in folder.glob(".lease-*"))
+    return temporary or leases or bool(store.scan_listing(folder).superseded_present)
 
 
 def _entries(folder: Path) -> int:

@@ -36,7 +36,8 @@ The next compaction or :func:`tidy_run` unlinks what remains. A reader racing a 
 list a part that is unlinked before it reads it; the unlink happens only after the superseding
 part was renamed into place, so the reader lists the run again and finds it (:func:`_read_run`).
 ``--retry-failed`` uses the same record: the new row's part supersedes the failed row's id.
-As a second line of defence, readers drop any repeated ``row_id``.
+As a second line of defence, readers drop any repeated ``row_id``, and keep one row of each case
+of a run (:data:`CASE_COLUMNS`; the newest), as compaction does.
 
 Object stores (``s3://``, ``gs://``, ``az://``; :mod:`benchsite.store.remote`)
 -------------------------------------------------------------------------
@@ -44,9 +45,9 @@ An object store has no rename, and needs none: an object becomes visible whole w
 completes, or never. A part is written once, directly under its unique final key; a writer
 killed mid-upload leaves an unfinished upload that no listing shows. Supersedes records,
 compaction and the repeated-``row_id`` defence work unchanged, so a kill at any step again
-leaves every row readable once. Runs of one host are written by one process each because run
-ids are unique (start time and a random suffix); no lock is taken in an object store, so do not
-``--resume`` the same run from two processes at once.
+leaves every row readable once. A run has one writer there too: the lock is a lease object
+with a heartbeat (:mod:`benchsite.store.lease`), so a second ``--resume`` of a run being written
+is refused.
 
 Every step is a fault point (:mod:`benchsite.store.faults`): ``tests/test_faults.py`` kills a writer
 with real signals at each of them and checks the invariants above.
@@ -57,12 +58,13 @@ from __future__ import annotations
 import errno
 import functools
 import json
+import math
 import uuid
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -82,6 +84,7 @@ Folder = (
     Path | RemotePath
 )  # a local folder, or a prefix of an object store (benchsite.store.remote)
 
+T = TypeVar("T")
 SCHEMA_VERSION = 2
 SUPERSEDES_KEY = b"benchsite.supersedes"
 
@@ -184,11 +187,23 @@ def to_table(rows: Iterable[Mapping[str, Any]]) -> pa.Table:
         for name in SCHEMA.names:
             value = row.get(name)
             if name in JSON_COLUMNS and value is not None and not isinstance(value, str):
-                value = json.dumps(value, sort_keys=True, default=str)
+                value = json.dumps(_finite(value), sort_keys=True, default=str, allow_nan=False)
             columns[name].append(value)
     return pa.table(columns, schema=SCHEMA).replace_schema_metadata(
         {"benchsite.schema_version": str(SCHEMA_VERSION)}
     )
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with every NaN or infinite number as ``None``: JSON has no NaN (Python would
+    write a bare ``NaN`` that other readers refuse)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, Mapping):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(item) for item in value]
+    return value
 
 
 def write_rows(
@@ -250,11 +265,11 @@ def compact_run(root: Folder, host: str, run_id: str) -> Folder | None:
     """Merge a run's live parts into one file and unlink the parts it replaces (see the module
     docstring for why a kill at any step is safe). Call it holding the run's lock."""
     folder = run_dir(root, host, run_id)
-    scan = scan_run(folder)
+    scan = scan_listing(folder)
     if len(scan.live) < 2:
         _unlink_all(folder, scan.superseded_present)
         return folder / scan.live[0] if scan.live else None
-    table = _read_live(folder, scan)
+    table = _unique_rows(_read_live(folder, scan))  # one row per case, as readers keep
     replaced = {*scan.live, *scan.superseded}
     final = _write_atomic(_with_record(table, replaced, scan.rows), folder, "compact")
     _unlink_all(folder, sorted(replaced & set(scan.present)))
@@ -266,7 +281,7 @@ def tidy_run(folder: Folder) -> None:
     it holding the run's lock (no other writer of the run can then exist)."""
     for temp in folder.glob(".part-*.tmp-*"):
         temp.unlink(missing_ok=True)
-    _unlink_all(folder, scan_run(folder).superseded_present)
+    _unlink_all(folder, scan_listing(folder).superseded_present)
 
 
 def _unlink_all(folder: Folder, names: Iterable[str]) -> None:
@@ -314,6 +329,42 @@ def scan_run(folder: Folder) -> RunScan:
     return scan
 
 
+def scan_listing(folder: Folder) -> RunScan:
+    """:func:`scan_run`, listing again while a part vanishes under it (a compaction of another
+    process committed)."""
+    return _steadily(folder, lambda: scan_run(folder))
+
+
+def unreadable_parts(folder: Folder) -> dict[str, str]:
+    """The parts of a run that readers skip (footers and data pages read), name → reason."""
+
+    def scan_and_read() -> dict[str, str]:
+        scan = scan_run(folder)
+        read_parts(folder, scan)
+        return scan.bad
+
+    return _steadily(folder, scan_and_read)
+
+
+def _steadily(folder: Folder, read: Callable[[], T]) -> T:
+    """``read()`` again while a part vanishes under it; one line if the run never holds still."""
+    for _ in range(20):
+        try:
+            return read()
+        except _Vanished:
+            continue
+    raise StoreError(f"{folder} kept changing while it was read: try again")
+
+
+def check_schema(root: Folder) -> None:
+    """Raise a one-line :class:`StoreError` if a part of the store at ``root`` was written by a
+    newer benchsite (its footers only: a run refuses such a store before any work)."""
+    root = _root(root)
+    if root.is_dir():
+        for folder in run_folders(root):
+            scan_listing(folder)
+
+
 def _read_schema(path: Folder) -> pa.Schema:
     if isinstance(path, RemotePath):
         return pq.read_schema(path.path, filesystem=path.fs)
@@ -330,9 +381,14 @@ def _dataset(paths: list[Folder]) -> ds.Dataset:
     return ds.dataset([str(path) for path in paths], schema=SCHEMA, format="parquet")
 
 
+# the columns every part has held since the first schema: a file without one is not a part
+REQUIRED = ("row_id", "run_id", "host", "device", "workload", "params", "case_key", "status")
+
+
 def _foreign(schema: pa.Schema) -> str | None:
-    if "row_id" not in schema.names:
-        return "not a benchsite part (no row_id column)"
+    missing = [name for name in REQUIRED if name not in schema.names]
+    if missing:
+        return f"not a benchsite part (no {', '.join(missing)} column)"
     for field_ in schema:
         expected = SCHEMA_TYPES.get(field_.name)
         if expected is not None and field_.type != expected:
@@ -397,13 +453,12 @@ def read_parts(folder: Folder, scan: RunScan) -> list[pa.Table]:
 def _read_run(folder: Folder) -> tuple[pa.Table, dict[str, str]]:
     """A run's live rows and its unreadable parts, listing again if a compaction commits while
     it reads."""
-    for _ in range(20):
-        try:
-            scan = scan_run(folder)
-            return _read_live(folder, scan), scan.bad
-        except _Vanished:
-            continue
-    raise StoreError(f"{folder} kept changing while it was read: try again")
+
+    def read() -> tuple[pa.Table, dict[str, str]]:
+        scan = scan_run(folder)
+        return _read_live(folder, scan), scan.bad
+
+    return _steadily(folder, read)
 
 
 def run_folders(root: Folder) -> list[Folder]:
@@ -454,10 +509,31 @@ def _read_at_once(folders: list[Folder]) -> pa.Table | None:
         return None
 
 
+# what one case of one run is: two rows with these equal are one measurement stored twice
+CASE_COLUMNS = ("host", "run_id", "device", "case_key")
+
+
 def _unique_rows(table: pa.Table) -> pa.Table:
+    """Each ``row_id`` once, and each case of a run once (its newest row)."""
     ids = table["row_id"].to_pandas()
     repeated = ids.duplicated() & ids.notna()
-    return table.filter(pa.array(~repeated.to_numpy())) if repeated.any() else table
+    table = table.filter(pa.array(~repeated.to_numpy())) if repeated.any() else table
+    return _one_per_case(table)
+
+
+def _one_per_case(table: pa.Table) -> pa.Table:
+    """The newest row of each case of each run (rows without a case key are all kept). Two
+    writers of one run cannot store a case twice (:mod:`benchsite._infra.lock`); this keeps
+    readers right about a store written before that held, whatever happened to it."""
+    keyed = table.select(CASE_COLUMNS)
+    if keyed.group_by(list(CASE_COLUMNS)).aggregate([]).num_rows == table.num_rows:
+        return table  # the usual case, told by one hash aggregation
+    frame = keyed.to_pandas()
+    frame["timestamp"] = table["timestamp"].to_pandas()
+    newest_last = frame.sort_values("timestamp", kind="stable", na_position="first")
+    repeated = newest_last.duplicated(list(CASE_COLUMNS), keep="last").sort_index()
+    repeated &= frame["case_key"].notna()
+    return table.filter(pa.array(~repeated.to_numpy()))
 
 
 def read_results(root: Folder) -> pd.DataFrame:

@@ -135,9 +135,38 @@ def _filesystem(url: str, scheme: str, bucket: str, path: str) -> tuple[pafs.Fil
     try:
         if scheme == "az":
             return _azure(), f"{bucket}{path}"
-        return pafs.FileSystem.from_uri(url)
+        fs, key = pafs.FileSystem.from_uri(url)
+        return (_with_timeouts(fs) if isinstance(fs, pafs.S3FileSystem) else fs), key
     except (pa.ArrowException, OSError, ValueError) as exc:
         raise StoreError(f"--results {url}: {first_line(exc)}") from None
+
+
+TIMEOUT_ENV = "BENCHSITE_STORE_TIMEOUT_S"
+DEFAULT_TIMEOUT_S = 30.0
+
+
+def _with_timeouts(fs: pafs.S3FileSystem) -> pafs.S3FileSystem:
+    """``fs`` with connect and request timeouts (:data:`TIMEOUT_ENV`, default 30 s), where the
+    URL set none: the AWS SDK's own wait for a frozen endpoint has no end a user would wait for.
+    A timeout becomes the "cannot reach the object store" line (:func:`remote_error`)."""
+    options = fs.__reduce__()[1][0]  # the filesystem's own constructor arguments
+    seconds = store_timeout_s()
+    for name in ("connect_timeout", "request_timeout"):
+        if options.get(name, -1) < 0:
+            options[name] = seconds
+    return pafs.S3FileSystem(**options)
+
+
+def store_timeout_s() -> float:
+    """Seconds an object store may take to connect or to answer one request."""
+    text = os.environ.get(TIMEOUT_ENV, "")
+    try:
+        seconds = float(text) if text else DEFAULT_TIMEOUT_S
+    except ValueError:
+        seconds = -1.0
+    if not 0 < seconds < 86400:
+        raise ValueError(f"{TIMEOUT_ENV}={text} must be a number of seconds: fix or unset it")
+    return seconds
 
 
 def _azure() -> pafs.FileSystem:
@@ -166,7 +195,7 @@ def remote_error(exc: BaseException, where: RemotePath | str) -> StoreError:
     """The one line for an object store's error about ``where``."""
     text = first_line(exc)
     upper = text.upper()
-    if "NETWORK_CONNECTION" in upper or "CURLCODE" in upper or "COULD NOT CONNECT" in upper:
+    if any(word in upper for word in _UNREACHABLE):
         endpoint = os.environ.get("AWS_ENDPOINT_URL") or "the default endpoint"
         return StoreError(
             f"cannot reach the object store of {where} ({endpoint}): check "
@@ -182,6 +211,7 @@ def remote_error(exc: BaseException, where: RemotePath | str) -> StoreError:
     return StoreError(f"object store error at {where}: {text}")
 
 
+_UNREACHABLE = ("NETWORK_CONNECTION", "CURLCODE", "COULD NOT CONNECT", "TIMEOUT", "TIMED OUT")
 _DENIED = (
     "ACCESS_DENIED",
     "ACCESSDENIED",

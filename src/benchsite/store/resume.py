@@ -30,6 +30,12 @@ class Resumption:
     run_id: str
     done: frozenset[Key]
     retry: dict[Key, str] = field(default_factory=dict)  # case → id of its failed row
+    ok: int = 0  # cases of the run that succeeded
+
+    def retry_of(self, device: str, case_key: str) -> tuple[str, ...]:
+        """The failed row a new row of this case replaces (none, or one id)."""
+        found = self.retry.get((device, case_key))
+        return (found,) if found else ()
 
 
 def find_run(
@@ -53,6 +59,13 @@ def find_run(
     )
 
 
+def holdings(results: Path, host: str, run_id: str, retry_failed: bool) -> Resumption:
+    """What run ``run_id`` of ``host`` holds now (nothing, if it has no row yet)."""
+    frame = store.read_results(results)
+    rows = frame[(frame["host"] == host) & (frame["run_id"] == run_id)]
+    return _resumption(run_id, rows, retry_failed)
+
+
 def _runs_newest_last(frame: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
     order = frame.groupby("run_id", sort=False)["timestamp"].max().sort_values(kind="stable")
     return [(str(run_id), frame[frame["run_id"] == run_id]) for run_id in order.index]
@@ -72,7 +85,7 @@ def _resumption(run_id: str, rows: pd.DataFrame, retry_failed: bool) -> Resumpti
         if bad
     }
     done = frozenset(key for key in keys if key not in retry)
-    return Resumption(run_id, done, retry)
+    return Resumption(run_id, done, retry, ok=int((rows["status"] == "ok").sum()))
 
 
 def _keys(rows: pd.DataFrame) -> list[Key]:

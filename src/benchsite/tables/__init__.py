@@ -39,6 +39,8 @@ recomputes a number defined here.
   the runs of its device model (:mod:`benchsite.tables.reruns`).
 - :attr:`Tables.bandwidth_shares`: each memory-bound case's GB/s as a share of its device's
   measured memory bandwidth (:mod:`benchsite.tables.bandwidth`).
+- :mod:`benchsite.tables.csvfile`: result rows as CSV, quoted against spreadsheet formulas
+  (the site's ``data/results.csv`` and ``benchsite results --csv``).
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ from benchsite.tables import (
     answers,
     bandwidth,
     compare,
+    csvfile,
     curves,
     effects,
     fold,
@@ -95,6 +98,7 @@ __all__ = [
     "Tables",
     "best_rate",
     "compare",
+    "csvfile",
     "each_once",
     "flag_tuple",
     "fold",
