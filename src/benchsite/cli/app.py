@@ -297,6 +297,15 @@ def build(
     keep_going: Annotated[
         bool, typer.Option("--keep-going", help="Publish even if a page or analysis failed.")
     ] = False,
+    reference: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--reference",
+            metavar="SOURCE",
+            help="Rows beside yours: h200 (shipped), a store folder or URL, a site's "
+            "data/results.parquet (https://); repeatable.",
+        ),
+    ] = None,
 ) -> None:
     """Build the static site from the store.
 
@@ -305,10 +314,12 @@ def build(
     page failed (nothing is published) unless --keep-going."""
     from benchsite.cli.progress import ProgressReporter
     from benchsite.site import BuildOptions, build_site
+    from benchsite.store.reference import configured
 
     options = BuildOptions(
         results, out, templates, plugins=tuple(plugin or ()), strict=strict, keep_going=keep_going
     )
+    options = replace(options, references=(*configured(), *(reference or ())))
     options = replace(options, title=title) if title else options
     try:
         with ProgressReporter(console) as reporter:

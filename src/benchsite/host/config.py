@@ -16,6 +16,9 @@ unavailable. The file is TOML; the sections the built-ins read are documented in
 ``[max_batch]``
     ``cpu_memory_budget_gib``: how much RAM the ``max-batch`` workload may use on the CPU
     (default: half of the memory available when the case starts).
+``[build]``
+    ``reference``: the references every ``benchsite build`` adds beside the store, as
+    ``--reference`` does (``["h200"]``); read by :mod:`benchsite.store.reference`.
 
 A plugin reads a section with :func:`section` (``section("cost")``) and a nested value with
 :func:`value`; a malformed file raises :class:`benchsite.errors.ConfigError` with one line that
@@ -73,7 +76,13 @@ def _check_table(path: Path, where: list[str], found: Any, spec: dict[str, Spec]
             _fail(path, [*where, key], f"must be {_NAMES[expected]}, not {_kind(item)} {item!r}")
 
 
-_NAMES = {float: "a number", int: "a whole number", str: "text", bool: "true or false"}
+_NAMES = {
+    float: "a number",
+    int: "a whole number",
+    str: "text",
+    bool: "true or false",
+    list: "a list",
+}
 
 
 def _is(item: Any, expected: type) -> bool:
@@ -161,3 +170,6 @@ def value(keys: str, default: Any = None, path: Path | None = None) -> Any:
             return default
         found = found[key]
     return found
+
+
+declare("build", {"reference": list})  # the engine's own: benchsite build --reference

@@ -57,7 +57,12 @@ def prepare_results(plugins: Plugins, results: pd.DataFrame) -> pd.DataFrame:
     return arguments["results"]
 
 
-def analyse(plugins: Plugins, results: pd.DataFrame, workers: int = 1) -> Analysed:
+def analyse(
+    plugins: Plugins,
+    results: pd.DataFrame,
+    workers: int = 1,
+    references: pd.DataFrame | None = None,
+) -> Analysed:
     """Prepare the results (hook: prepare_results), compute their tables, and run every
     registered analysis (hook: register_analyses): first those that take no ``findings``, then
     those that do; findings come in the order the analyses are registered.
@@ -67,9 +72,14 @@ def analyse(plugins: Plugins, results: pd.DataFrame, workers: int = 1) -> Analys
     computed here first and inherited, not copied; only findings come back). One after another
     they took ~4 s of the 100,000-row benchmark's 8 s rebuild on a shared machine in a slow
     spell; on a quiet 2-core Xeon, with their tables, 2.0 s on one CPU and 1.5 s on two. Where
-    processes cannot be forked, they run here."""
+    processes cannot be forked, they run here.
+
+    ``references`` (rows of other stores, :mod:`benchsite.store.reference`) are prepared apart
+    and kept beside the tables (:attr:`benchsite.tables.Tables.references`), never among the
+    results."""
     prepared = prepare_results(plugins, results)
-    analysed = Analysed(prepared, [], tables=computed_tables(prepared, workers))
+    beside = prepare_results(plugins, references) if references is not None else None
+    analysed = Analysed(prepared, [], tables=computed_tables(prepared, workers, beside))
     registered = {name: reg.item for name, reg in registry.analyses(plugins).items()}
     outputs: dict[str, tuple[list[Finding], str | None]] = {}
     for later in (False, True):
@@ -93,7 +103,9 @@ def analyse(plugins: Plugins, results: pd.DataFrame, workers: int = 1) -> Analys
 _ADOPTED: dict[str, Any] = {}  # in a worker only: the tables it completes, what it analyses
 
 
-def computed_tables(prepared: pd.DataFrame, workers: int = 1) -> Tables:
+def computed_tables(
+    prepared: pd.DataFrame, workers: int = 1, references: pd.DataFrame | None = None
+) -> Tables:
     """The tables of the prepared results with every table the built-in analyses and pages
     read worked out now (:meth:`Tables.computed`), once, before they fork. With ``workers``
     > 1, the groups of :data:`benchsite.tables.TABLE_GROUPS` after the first (the current
@@ -104,7 +116,7 @@ def computed_tables(prepared: pd.DataFrame, workers: int = 1) -> Tables:
     from benchsite._infra.pool import forks, in_processes
 
     first, *groups = TABLE_GROUPS
-    tables = Tables.of(prepared)
+    tables = Tables.of(prepared, references)
     tables.compute(first)
     if workers <= 1 or not forks():
         return tables.computed()

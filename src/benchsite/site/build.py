@@ -45,6 +45,7 @@ from benchsite.site.renderer import NavItem, Site, row_links
 from benchsite.site.specs import ChartSpec
 from benchsite.site.theme import make_environment, read_static
 from benchsite.store import parts as store
+from benchsite.store.reference import read_references
 from benchsite.store.remote import locate
 
 DEFAULT_RESULTS = Path("results")
@@ -64,6 +65,7 @@ class BuildOptions:
     plugins: tuple[str, ...] = ()
     strict: bool = False
     keep_going: bool = False  # publish even when a page or an analysis failed
+    references: tuple[str, ...] = ()  # other stores' rows beside these (store/reference.py)
 
 
 @dataclass
@@ -87,13 +89,15 @@ def build_site(options: BuildOptions, reporter: Reporter | None = None) -> Build
     started, reporter = time.perf_counter(), reporter or SilentReporter()
     report = BuildReport(options.out)
     stage = Stages(report, reporter, STAGES)  # times each stage; the reporter shows it
+    # each reference read and checked before any other work: a bad one is one line, exit 2
+    references = read_references(options.references) if options.references else None
     # text columns held as Python strings, not in Arrow (pandas 3's default): the tables,
     # analyses and pages walk them in Python, ~4x slower over Arrow (module docstring)
     with pd.option_context("mode.string_storage", "python"), publish.staged(options.out) as staging:
         bundle = assets.start_vega_bundle(staging.out)  # made meanwhile unless cached
         plugins = stage("plugins", load_plugins, options.plugins, strict=options.strict)
         results = stage("read", read_or_run, options, reporter, report)  # suite if none yet
-        analysed = stage("analyse", analyse, plugins, results, cores())  # + tables
+        analysed = stage("analyse", analyse, plugins, results, cores(), references)  # + tables
         site = make_site(options, analysed, plugins)  # hook: prepare_jinja_env
         pages = stage("pages", render_pages, site, ordered_pages(plugins), staging, options)
         check_failures(options, analysed, pages, report, reporter)

@@ -34,6 +34,11 @@ recomputes a number defined here.
 - :attr:`Tables.small_hosts`: CPU-only hosts smaller than a GPU host beside them (a CI runner).
 - :attr:`Tables.byte_sized`: the workloads whose ``size`` counts bytes (shown as KiB, MiB, GiB).
 - :attr:`Tables.answers`: the one-screen answer per workload (:mod:`benchsite.tables.answers`).
+- :attr:`Tables.references`: the rows of the references (``benchsite build --reference``),
+  prepared apart from :attr:`Tables.rows`; :attr:`Tables.cross_speedups`,
+  :attr:`Tables.cross_answers`, :attr:`Tables.reference_lacks` and :attr:`Tables.standing`:
+  the user's CPU against a reference's accelerator, and where each device model stands
+  (:mod:`benchsite.tables.reference`).
 """
 
 from __future__ import annotations
@@ -52,6 +57,7 @@ from benchsite.tables import (
     fold,
     inventory,
     leaderboard,
+    reference,
     speedups,
 )
 from benchsite.tables.curves import SCALING_AXES, SUPERLINEAR
@@ -81,6 +87,7 @@ TABLE_GROUPS = (
     ("precision_gains",),
     ("run_comparison",),
     ("runs", "devices", "peaks"),
+    ("cross_speedups", "cross_answers", "reference_lacks", "standing"),
 )
 EVERY_TABLE = tuple(name for group in TABLE_GROUPS for name in group)
 
@@ -93,11 +100,14 @@ class Tables:
     rows: pd.DataFrame
     _scaling: dict[str, pd.DataFrame] = field(default_factory=dict, repr=False)
     _effects: dict[tuple[str, str], pd.DataFrame] = field(default_factory=dict, repr=False)
+    references: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
 
     @classmethod
-    def of(cls, results: pd.DataFrame) -> Tables:
-        """The tables of ``results`` (the store after every ``prepare_results`` hook)."""
-        return cls(prepare(results))
+    def of(cls, results: pd.DataFrame, references: pd.DataFrame | None = None) -> Tables:
+        """The tables of ``results`` (the store after every ``prepare_results`` hook), with the
+        rows of ``references`` (prepared likewise) beside them, never among them."""
+        beside = prepare(references) if references is not None and len(references) else None
+        return cls(prepare(results), references=pd.DataFrame() if beside is None else beside)
 
     def computed(self) -> Tables:
         """These tables with every table that takes no argument worked out now (what the
@@ -201,6 +211,34 @@ class Tables:
     def leaderboard(self) -> pd.DataFrame:
         """The fleet's device models ranked per workload (:mod:`.leaderboard`)."""
         return leaderboard.leaderboard(self.usable)
+
+    @functools.cached_property
+    def references_ok(self) -> pd.DataFrame:
+        """The current ok rows of the references (:func:`reference.current_ok`)."""
+        return reference.current_ok(self.references)
+
+    @functools.cached_property
+    def cross_speedups(self) -> pd.DataFrame:
+        """This store's CPU against the references' accelerators (:mod:`.reference`)."""
+        return reference.cross_speedups(self.ok, self.references_ok)
+
+    @functools.cached_property
+    def cross_answers(self) -> pd.DataFrame:
+        """The one-screen answer of :attr:`cross_speedups` per CPU host and workload."""
+        return reference.cross_answers(self.cross_speedups)
+
+    @functools.cached_property
+    def reference_lacks(self) -> pd.DataFrame:
+        """This store's CPU cases that no reference accelerator measured, per workload."""
+        return reference.lacking(self.ok, self.cross_speedups)
+
+    @functools.cached_property
+    def standing(self) -> pd.DataFrame:
+        """Every device model of the store and the references ranked per workload and kind,
+        ties within the 95% intervals sharing a rank (:func:`reference.standing`)."""
+        refs = self.references_ok
+        usable = refs[~refs["suspect"].to_numpy(bool)] if not refs.empty else refs
+        return reference.standing(self.usable, usable)
 
     @functools.cached_property
     def run_comparison(self) -> compare.RunComparison:
