@@ -131,16 +131,92 @@ class ReferenceBlock:
 def reference_block(site: Any) -> ReferenceBlock | None:
     """The block for ``site`` (a :class:`benchsite.site.Site`), or ``None`` when it has
     nothing to say: no reference, and the store measured an accelerator itself."""
+    tables = site.tables
+    if tables.references.empty:
+        return None if has_accelerator(tables) else ReferenceBlock([], [], [], ADD_REFERENCE)
+    lines = [replace(one, evidence=site.row_links[one.cpu_row].href) for one in lines_of(tables)]
+    return ReferenceBlock(lines, lacking_texts(tables.reference_lacks), labels(tables), None)
+
+
+def has_accelerator(tables: Any) -> bool:
+    """Whether the store itself (not a reference) holds a row of an accelerator."""
+    return bool((tables.rows["device_kind"].astype(str) != "cpu").any())
+
+
+def labels(tables: Any) -> list[str]:
+    """The labels of the references beside the store."""
+    if tables.references.empty:
+        return []
+    return sorted(map(str, tables.references["reference"].unique()))
+
+
+def lines_of(tables: Any) -> list[ReferenceLine]:
+    """:attr:`benchsite.tables.Tables.cross_answers` in words, a line per CPU host and
+    workload."""
     from benchsite.toolkit.findings import case_text
 
-    tables = site.tables
-    has_accelerator = bool((tables.rows["device_kind"].astype(str) != "cpu").any())
-    if tables.references.empty:
-        return None if has_accelerator else ReferenceBlock([], [], [], ADD_REFERENCE)
-    lines = [
+    return [
         line(row, case_text(row.params, skip=[str(row.axis)]), at_text(row, tables.value_text))
         for row in tables.cross_answers.itertuples()
     ]
-    lines = [replace(one, evidence=site.row_links[one.cpu_row].href) for one in lines]
-    labels = sorted(map(str, tables.references["reference"].unique()))
-    return ReferenceBlock(lines, lacking_texts(tables.reference_lacks), labels, None)
+
+
+@dataclass(frozen=True)
+class StandingLine:
+    """One workload's board, seen from one of the store's own device models."""
+
+    workload: str
+    kind: str
+    case: str
+    rank: int
+    models: int
+    percentile: str
+    median: str
+    tied: list[str]
+    leader: str
+    href: str
+
+
+@dataclass(frozen=True)
+class Standing:
+    """Where one of the store's device models stands, workload by workload."""
+
+    model: str
+    kind: str
+    lines: list[StandingLine]
+
+
+def standing_views(site: Any) -> list[Standing]:
+    """:attr:`benchsite.tables.Tables.standing` for each of the store's own device models: its
+    rank among every model of its kind in the store and the references, per workload."""
+    board = site.tables.standing
+    if board.empty:
+        return []
+    found = []
+    own = board[board["own"].astype(bool)]
+    for (model, kind), rows in own.groupby(["model", "device_kind"], sort=True):
+        lines = [_standing_line(site, board, row) for row in rows.itertuples()]
+        found.append(Standing(str(model), str(kind), lines))
+    return found
+
+
+def _standing_line(site: Any, board: pd.DataFrame, row: Any) -> StandingLine:
+    peers = board[(board["workload"] == row.workload) & (board["device_kind"] == row.device_kind)]
+    others = peers[peers["model"] != row.model]
+    tied = [
+        str(m) for m, rank in zip(others["model"], others["rank"], strict=True) if rank == row.rank
+    ]
+    leader = peers.sort_values("median_s", kind="stable").iloc[0]
+    interval = f"{format_seconds(row.ci_low_s)} – {format_seconds(row.ci_high_s)}"
+    return StandingLine(
+        workload=str(row.workload),
+        kind=str(row.device_kind),
+        case=str(row.case),
+        rank=int(row.rank),
+        models=int(row.models),
+        percentile=f"{row.percentile:.0f}",
+        median=f"{format_seconds(row.median_s)} ({interval})",
+        tied=tied,
+        leader=f"{leader['model']}: {format_seconds(leader['median_s'])}",
+        href=site.row_links[str(row.row_id)].href,
+    )
