@@ -105,7 +105,8 @@ def read_reference(source: str) -> Reference:
         return _checked(source, urlsplit(source).netloc, _parquet_bytes(source, _fetch(source)))
     if not scheme and source.endswith(".parquet"):
         return _checked(source, Path(source).stem, _parquet_bytes(source, _local_bytes(source)))
-    return _checked(source, _store_label(source), _read_store(source))
+    rows = _read_store(source)
+    return _checked(source, _store_label(source), rows)
 
 
 def _fetch(url: str) -> bytes:

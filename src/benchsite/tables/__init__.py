@@ -29,7 +29,8 @@ recomputes a number defined here.
   time with the speedups' block-bootstrap interval), regressions beyond a threshold, hosts
   grouped by hardware fingerprint; :attr:`Tables.run_changes` and :attr:`Tables.case_changes`:
   each run against its host's previous run (regressions and improvements beyond 5%, the one
-  definition the Runs pages and the history finding read); :attr:`Tables.leaderboard`:
+  definition the Runs pages and the history finding read); :attr:`Tables.case_history`: every
+  case's median run by run with those changes marked; :attr:`Tables.leaderboard`:
   per workload, the fleet's device models ranked on its most widely measured case.
 - :attr:`Tables.small_hosts`: CPU-only hosts smaller than a GPU host beside them (a CI runner).
 - :attr:`Tables.byte_sized`: the workloads whose ``size`` counts bytes (shown as KiB, MiB, GiB).
@@ -55,6 +56,7 @@ from benchsite.tables import (
     curves,
     effects,
     fold,
+    history,
     inventory,
     leaderboard,
     reference,
@@ -85,7 +87,7 @@ TABLE_GROUPS = (
     ("current", "ok", "usable", "suspect"),
     ("speedups", "crossovers", "headline", "suspect_headlines"),
     ("precision_gains",),
-    ("run_comparison",),
+    ("run_comparison", "case_history"),
     ("runs", "devices", "peaks"),
     ("cross_speedups", "cross_answers", "reference_lacks", "standing"),
 )
@@ -250,6 +252,12 @@ class Tables:
         """Per run: the cases it shares with its host's previous run, its regressions and
         improvements (:class:`compare.RunComparison`)."""
         return self.run_comparison.runs
+
+    @functools.cached_property
+    def case_history(self) -> pd.DataFrame:
+        """Every case's median in every run, with the changes :attr:`case_changes` flags
+        (:mod:`.history`)."""
+        return history.history(self.rows, self.runs, self.case_changes)
 
     @property
     def case_changes(self) -> pd.DataFrame:
