@@ -1,6 +1,7 @@
 """The published package works outside an editable install: the sdist holds every source file,
 the wheel built from it every package of the engine, the built-in plugins and the theme; installed into a fresh virtual environment it
-runs the quick matmul case, builds a site, and a third-party plugin installs against it.
+runs the quick matmul case, builds a site beside the H200 results the package ships, and a
+third-party plugin installs against it.
 
 The fresh environment sees this machine's own packages (``--system-site-packages``: torch and
 the other dependencies are not downloaded again), so the test checks that its ``benchsite`` is
@@ -128,10 +129,12 @@ def test_the_installed_wheel_runs_builds_and_takes_a_plugin(wheel, tmp_path):
         "run", "--quick", "-w", "matmul", "-d", "cpu", "--budget", "0.05", "--results", store
     )
     assert "stored 6 ok, 2 skipped" in ran
-    benchsite("build", "--results", store, "--out", str(site))
+    benchsite("build", "--results", store, "--out", str(site), "--reference", "h200")
     assert (site / "workloads" / "matmul.html").is_file() and (
         site / "assets" / "site.css"
     ).is_file()
+    # the shipped H200 results travel in the wheel: the CPU-only store is answered with them
+    assert "NVIDIA H200 (reference h200, 2026-12)" in (site / "index.html").read_text()
 
     pip("install", "--quiet", "--no-deps", TESTS / "thirdparty_plugin", python=python)
     assert "plugin: example\n" in benchsite("workloads", "example-saxpy")

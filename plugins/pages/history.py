@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # the site stack is imported when a site is built, not at sta
     from benchsite.site import ChartView, Site
 
 MAX_CASES = 24  # charts per page: the cases that changed first, then those run most often
+MAX_SERIES, MAX_RUNS = 12, 30  # lines per chart, and the newest runs each line draws
 VERDICT_COLORS = {"regression": "#c0392b", "improvement": "#1e8449"}
 
 
@@ -98,7 +99,19 @@ def _context(site: Site, workload: str, rows: pd.DataFrame) -> HistoryContext:
     )
 
 
+def _drawn(case: pd.DataFrame) -> pd.DataFrame:
+    """The rows of one case a chart draws: its :data:`MAX_SERIES` series that changed or ran
+    most (a fleet's hundred hosts would be a hundred lines), each its newest :data:`MAX_RUNS`."""
+    series = case.groupby("series")["verdict"].agg(
+        changed=lambda verdicts: int((verdicts != "").sum()), runs="size"
+    )
+    kept = series.sort_values(["changed", "runs"], ascending=False).index[:MAX_SERIES]
+    rows = case[case["series"].isin(kept)]
+    return rows.groupby("series", sort=False).tail(MAX_RUNS)
+
+
 def _case(site: Site, case: pd.DataFrame) -> CaseHistory:
+    case = _drawn(case)
     text = str(case["params_text"].iloc[0])
     changes = [
         ChangeView(

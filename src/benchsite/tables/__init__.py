@@ -87,9 +87,9 @@ TABLE_GROUPS = (
     ("current", "ok", "usable", "suspect"),
     ("speedups", "crossovers", "headline", "suspect_headlines"),
     ("precision_gains",),
-    ("run_comparison", "case_history"),
+    ("run_comparison",),
     ("runs", "devices", "peaks"),
-    ("cross_speedups", "cross_answers", "reference_lacks", "standing"),
+    ("cross_speedups", "cross_answers", "reference_lacks"),
 )
 EVERY_TABLE = tuple(name for group in TABLE_GROUPS for name in group)
 

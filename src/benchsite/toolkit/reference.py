@@ -19,6 +19,7 @@ import pandas as pd
 from benchsite.units import format_ratio, format_seconds, param_words, plural
 
 ADD_REFERENCE = "benchsite build --reference h200"
+MAX_STANDING = 12  # device models the hardware page ranks (a fleet's Compare page has them all)
 DIFFERENT_MACHINES = (
     "The two devices sat in different machines (and were measured on different days), so "
     "the ratio compares machines as much as devices: a reference answers what a GPU would buy, "
@@ -197,7 +198,8 @@ def standing_views(site: Any) -> list[Standing]:
     for (model, kind), rows in own.groupby(["model", "device_kind"], sort=True):
         lines = [_standing_line(site, board, row) for row in rows.itertuples()]
         found.append(Standing(str(model), str(kind), lines))
-    return found
+    found.sort(key=lambda standing: -len(standing.lines))  # a fleet's most measured first
+    return found[:MAX_STANDING]
 
 
 def _standing_line(site: Any, board: pd.DataFrame, row: Any) -> StandingLine:
