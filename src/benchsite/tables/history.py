@@ -68,5 +68,5 @@ def history(rows: pd.DataFrame, runs: pd.DataFrame, changes: pd.DataFrame) -> pd
     for column in ("verdict", "ratio", "low", "high"):
         found = flagged[column].reindex(row_ids) if len(flagged) else pd.Series(index=row_ids)
         table[column] = found.to_numpy()
-    table["verdict"] = table["verdict"].fillna("").astype(object)
+    table["verdict"] = [v if isinstance(v, str) else "" for v in table["verdict"]]
     return table.sort_values([*keys, "started"], kind="stable").reset_index(drop=True)[COLUMNS]
