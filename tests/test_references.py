@@ -228,3 +228,39 @@ def test_the_shipped_reference_is_the_example_store():
     example = parts.read_results(EXAMPLE_RESULTS)
     assert sorted(shipped["row_id"]) == sorted(example["row_id"])
     assert set(shipped["reference"]) == {"h200"}
+
+
+def test_ranks_are_not_claimed_inside_the_noise(tmp_path):
+    """Three CPU models on one case: A (10 ms ± 2%) and B (10.1 ms ± 2%) overlap and share
+    rank 1; C (20 ms, a reference's) is clearly slower: rank 3, beaten by both."""
+    from benchsite.host.manager import load_plugins
+    from benchsite.site.analyse import prepare_results
+    from benchsite.tables import Tables
+    from tests.analysis_frames import CPU_INFO, frame, row
+
+    case = {"size": 1024, "precision": "fp32"}
+    own = frame(
+        [
+            row("matmul", "cpu", 0.0100, case, host="a", info={**CPU_INFO, "model": "CPU A"}),
+            row("matmul", "cpu", 0.0101, case, host="b", info={**CPU_INFO, "model": "CPU B"}),
+        ],
+        tmp_path / "own",
+    )
+    frame(
+        [row("matmul", "cpu", 0.020, case, host="c", info={**CPU_INFO, "model": "CPU C"})],
+        tmp_path / "ref",
+    )
+    plugins = load_plugins(())
+    references = prepare_results(plugins, read_references((str(tmp_path / "ref"),)))
+    board = Tables.of(prepare_results(plugins, own), references).standing
+    ranks = {line.model: (line.rank, line.percentile) for line in board.itertuples()}
+    assert ranks == {
+        "CPU A": (1, 50.0),
+        "CPU B": (1, 50.0),
+        "CPU C (reference ref)": (3, 0.0),
+    }
+    assert board.set_index("model")["own"].to_dict() == {
+        "CPU A": True,
+        "CPU B": True,
+        "CPU C (reference ref)": False,
+    }

@@ -103,8 +103,9 @@ def read_reference(source: str) -> Reference:
     scheme = urlsplit(source).scheme.lower() if "://" in source else ""
     if scheme in WEB:
         return _checked(source, urlsplit(source).netloc, _parquet_bytes(source, _fetch(source)))
-    if not scheme and source.endswith(".parquet"):
-        return _checked(source, Path(source).stem, _parquet_bytes(source, _local_bytes(source)))
+    if scheme in ("", "file") and source.endswith(".parquet"):
+        path = _locate(source)  # a file:// URL names a local file
+        return _checked(source, Path(str(path)).stem, _parquet_bytes(source, _local_bytes(path)))
     rows = _read_store(source)
     return _checked(source, _store_label(source), rows)
 
@@ -123,9 +124,9 @@ def _fetch(url: str) -> bytes:
         raise StoreError(f"--reference {url}: cannot be reached ({why}): check the URL") from None
 
 
-def _local_bytes(path: str) -> bytes:
+def _local_bytes(path: Path | RemotePath) -> bytes:
     try:
-        return Path(path).expanduser().read_bytes()
+        return Path(str(path)).expanduser().read_bytes()
     except OSError as exc:
         raise StoreError(f"--reference {path}: cannot be read ({exc.strerror})") from None
 
@@ -173,10 +174,15 @@ def _cast(source: str, column: pa.ChunkedArray, field: pa.Field) -> pa.ChunkedAr
 def _check_version(source: str, table: pa.Table) -> None:
     versions = [parts.SCHEMA_VERSION]
     metadata = table.schema.metadata or {}
-    if b"benchsite.schema_version" in metadata:
-        versions.append(int(metadata[b"benchsite.schema_version"]))
-    if "schema_version" in table.column_names:
-        versions.append(int(pc.max(table.column("schema_version")).as_py() or 0))
+    try:
+        if b"benchsite.schema_version" in metadata:
+            versions.append(int(metadata[b"benchsite.schema_version"]))
+        if "schema_version" in table.column_names:
+            versions.append(int(pc.max(table.column("schema_version")).as_py() or 0))
+    except (ValueError, TypeError, pa.ArrowException):
+        raise StoreError(
+            f"--reference {source}: not a benchsite store (its schema version is not a number)"
+        ) from None
     if max(versions) > parts.SCHEMA_VERSION:
         raise StoreError(
             f"--reference {source}: written by a newer benchsite (schema version "
@@ -197,6 +203,11 @@ def _read_store(source: str) -> pd.DataFrame:
         raise StoreError(
             f"--reference {source}: not a benchsite store (a file; a store is a folder, "
             "or name a .parquet file of its rows)"
+        )
+    if not parts.run_folders(where):
+        raise StoreError(
+            f"--reference {source}: not a benchsite store (no host=*/run=* folders in it): "
+            "name a store folder, or a .parquet file of its rows"
         )
     with warnings.catch_warnings(record=True) as skipped:
         warnings.simplefilter("always", StoreWarning)
