@@ -43,8 +43,10 @@ def history(rows: pd.DataFrame, runs: pd.DataFrame, changes: pd.DataFrame) -> pd
     if ok.empty:
         return pd.DataFrame(columns=COLUMNS)
     each = current(ok, per=["run_id"])
-    start = runs.set_index(runs["run_id"].astype(str))["started"]
+    run_keys = zip(runs["host"].astype(str), runs["run_id"].astype(str), strict=True)
+    start = dict(zip(run_keys, runs["started"], strict=True))  # run ids are unique per host
     flagged = changes[changes["verdict"].isin(["regression", "improvement"])]
+    flagged = flagged.drop_duplicates("row_new", keep="last")  # a row compared once
     flagged = flagged.set_index(flagged["row_new"].astype(str)) if len(flagged) else flagged
     row_ids = each["row_id"].astype(str)
     table = pd.DataFrame(
@@ -56,7 +58,10 @@ def history(rows: pd.DataFrame, runs: pd.DataFrame, changes: pd.DataFrame) -> pd
             "device": each["device"].astype(str),
             "series": each["series"].astype(str),
             "run_id": each["run_id"].astype(str),
-            "started": start.reindex(each["run_id"].astype(str)).to_numpy(),
+            "started": [
+                start.get(key)
+                for key in zip(each["host"].astype(str), each["run_id"].astype(str), strict=True)
+            ],
             "median_s": each["median_s"].astype(float),
             "ci_low_s": each["ci_low_s"].astype(float),
             "ci_high_s": each["ci_high_s"].astype(float),
