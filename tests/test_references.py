@@ -264,3 +264,11 @@ def test_ranks_are_not_claimed_inside_the_noise(tmp_path):
         "CPU B": True,
         "CPU C (reference ref)": False,
     }
+
+
+def test_the_reference_pages_read_as_prose(cpu_site):
+    from tests.test_site_text import problems
+
+    _, site, _ = cpu_site
+    for page in ("index.html", "faq.html", "hardware.html"):
+        assert not problems(site / page), (page, problems(site / page))
