@@ -8,11 +8,12 @@ from __future__ import annotations
 import pytest
 
 from benchsite.site import BuildOptions, build_site
+from benchsite.toolkit.charts import VERDICT_COLORS
 from tests.analysis_frames import frame, row
 from tests.test_site_browser import CHARTS_DRAWN, load, watched
 
 STEP_RUN = 4
-REGRESSION_RED = "#c0392b"  # plugins/pages/history.py's colour of a regression
+REGRESSION_RED = VERDICT_COLORS["regression"]
 
 
 @pytest.fixture(scope="module")

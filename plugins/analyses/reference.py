@@ -11,11 +11,15 @@ gets no answer here (the FAQ's own speedup answers serve it).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from benchsite import Analysis, Finding, hookimpl
-from benchsite.tables import Tables
 from benchsite.toolkit import reference
 from benchsite.toolkit.findings import answered, unanswered
 from benchsite.units import plural, short_answer
+
+if TYPE_CHECKING:  # the tables are loaded when a site is built, not with the plugins
+    from benchsite.tables import Tables
 
 KIND, KEY = "faq", "reference-gpu"
 QUESTION = "What would a GPU buy me on this machine's work?"

@@ -11,27 +11,14 @@ from __future__ import annotations
 import math
 import os
 import platform
-import time
 from pathlib import Path
 from typing import Any
 
-from benchsite import Device, Timer, hookimpl
+from benchsite import Device, hookimpl
 from benchsite.toolkit.fingerprint import fingerprint
+from benchsite.toolkit.timing import HostClockTimer
 
 _EXTENSIONS = ("avx2", "avx512f", "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16", "amx_int8")
-
-
-class HostClockTimer(Timer):
-    """Times a block of CPU work with the host's monotonic high-resolution clock."""
-
-    def start(self) -> None:
-        self._start = time.perf_counter()
-
-    def stop(self) -> None:
-        self._stop = time.perf_counter()
-
-    def elapsed(self) -> float:
-        return self._stop - self._start
 
 
 @hookimpl

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from benchsite import Page, RenderedPage, hookimpl
-from benchsite.toolkit.charts import SIZE
+from benchsite.toolkit.charts import history_chart
 from benchsite.units import format_ratio, format_seconds
 
 if TYPE_CHECKING:  # the site stack is imported when a site is built, not at start-up
@@ -22,7 +22,6 @@ if TYPE_CHECKING:  # the site stack is imported when a site is built, not at sta
 
 MAX_CASES = 24  # charts per page: the cases that changed first, then those run most often
 MAX_SERIES, MAX_RUNS = 12, 30  # lines per chart, and the newest runs each line draws
-VERDICT_COLORS = {"regression": "#c0392b", "improvement": "#1e8449"}
 
 
 @dataclass(frozen=True)
@@ -125,7 +124,8 @@ def _case(site: Site, case: pd.DataFrame) -> CaseHistory:
         for row in case[case["verdict"] != ""].itertuples()
     ]
     title = f"{case['workload'].iloc[0]} · {text}"
-    chart = site.chart(history_chart(case), title, _chart_text(case, changes))
+    drawn = history_chart(case)  # None where Altair is missing
+    chart = site.chart(drawn, title, _chart_text(case, changes)) if drawn is not None else None
     return CaseHistory(text, int(case["runs"].max()), chart, changes)
 
 
@@ -140,44 +140,3 @@ def _chart_text(case: pd.DataFrame, changes: list[ChangeView]) -> str:
         + "; ".join(parts)
         + (f". Flagged: {marked}." if marked else ". No change flagged.")
     )
-
-
-def history_chart(case: pd.DataFrame) -> Any:
-    """The median per run (x: the run's start) per series, each run's interval as a bar, and
-    every flagged change as a large triangle coloured by its verdict."""
-    import altair as alt
-
-    from benchsite.site.charts import log_or_linear
-
-    data = case.assign(
-        started=pd.to_datetime(case["started"], utc=True).dt.strftime("%Y-%m-%dT%H:%M:%SZ"),
-        change=case["verdict"].replace("", None),
-    )[["started", "series", "median_s", "ci_low_s", "ci_high_s", "run_id", "change"]]
-    x = alt.X("started:T", title="run started (UTC)")
-    y = alt.Y("median_s:Q", title="median time (s)", scale=log_or_linear(data["median_s"]))
-    color = alt.Color("series:N", title=None)
-    tooltip = [
-        alt.Tooltip("series:N"),
-        alt.Tooltip("run_id:N", title="run"),
-        alt.Tooltip("median_s:Q", title="median (s)", format=".3~g"),
-    ]
-    base = alt.Chart(data)
-    line = base.mark_line(point=True).encode(x=x, y=y, color=color, tooltip=tooltip)
-    bars = base.mark_rule().encode(x=x, y="ci_low_s:Q", y2="ci_high_s:Q", color=color)
-    if data["change"].isna().all():  # a layer of no points would leave its scale empty
-        return alt.layer(line, bars).properties(**SIZE)
-    marks = (
-        base.transform_filter("datum.change != null")
-        .mark_point(shape="triangle-up", size=220, filled=True, opacity=0.9)
-        .encode(
-            x=x,
-            y=y,
-            color=alt.Color(
-                "change:N",
-                title="flagged",
-                scale=alt.Scale(domain=list(VERDICT_COLORS), range=list(VERDICT_COLORS.values())),
-            ),
-            tooltip=[*tooltip, alt.Tooltip("change:N", title="flagged")],
-        )
-    )
-    return alt.layer(line, bars, marks).resolve_scale(color="independent").properties(**SIZE)

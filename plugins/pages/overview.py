@@ -153,7 +153,7 @@ def _top_findings(findings: list) -> list:
 
 def answer_rows(site: Site, table: pd.DataFrame) -> list[AnswerRow]:
     """The one-screen answer, a row per workload and accelerator, in words."""
-    from benchsite.tables.answers import PLAIN
+    from benchsite.tables import PLAIN
     from benchsite.toolkit.findings import case_text
 
     rows = []

@@ -13,11 +13,10 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from benchsite.plugins.workloads.matmul import setup_matmul
-from benchsite.plugins.workloads.mlp import setup_mlp_train
-
 from benchsite import Case, Device, SkipCase, Workload, hookimpl
-from benchsite.toolkit.steps import ModelSpec, infer_case
+from benchsite.toolkit.cases import matmul_case, mlp_spec
+from benchsite.toolkit.models import mlp_train_flops
+from benchsite.toolkit.steps import ModelSpec, infer_case, train_case
 
 OPS = ["matmul", "conv", "mlp-step"]
 
@@ -55,11 +54,13 @@ def setup_cpu_threads(device: Device, params: dict[str, Any]) -> Case:
     if threads > usable:
         raise SkipCase(f"{threads} threads asked, but only {usable} cores are usable here")
     if op == "matmul":
-        case = setup_matmul(device, {"size": 1024, "precision": "fp32"})
+        case = matmul_case(device, {"size": 1024, "precision": "fp32"})
     elif op == "conv":
         case = infer_case(device, {}, conv_spec())
     elif op == "mlp-step":
-        case = setup_mlp_train(device, {"batch": 256, "precision": "fp32"})
+        case = train_case(
+            device, {"batch": 256, "precision": "fp32"}, mlp_spec(256, mlp_train_flops(256))
+        )
     else:
         raise SkipCase(f"unknown op {op!r}: use one of {', '.join(OPS)}")
     case.threads = threads

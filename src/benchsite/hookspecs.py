@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     import jinja2
     import pandas as pd
 
-    from benchsite.records import Analysis, Collector, Device, Page, Workload
+    from benchsite.records import Analysis, Collector, Device, Flag, Page, Workload
 
 PROJECT = "benchsite"
 hookspec = pluggy.HookspecMarker(PROJECT)
@@ -182,6 +182,28 @@ def prepare_results(results: pd.DataFrame) -> pd.DataFrame | None:
             return results[results["host"] != "scratch"]
 
     Since: 0.1.
+    """
+
+
+@hookspec
+def register_flags() -> list[Flag]:
+    """Return what the validity flags this plugin sets mean.
+
+    When: once per site build, with the ``prepare_results`` hooks, before the tables are
+    worked out (and when :meth:`benchsite.tables.Tables.of` is given no flags).
+    Returns: a list of :class:`benchsite.records.Flag`, one per code the plugin's
+    ``prepare_results`` puts in the ``flags`` column: ``suspect`` keeps a number out of every
+    headline, ``not_a_peak`` out of a device's peak. A code no plugin registers qualifies a
+    number without disqualifying it.
+    Combining: concatenated; two flags with the same ``name`` are an error naming both plugins.
+    Example::
+
+        @hookimpl
+        def register_flags():
+            return [Flag(name="noisy", description="samples spread more than 10%",
+                         suspect=True)]
+
+    Since: 0.2.
     """
 
 

@@ -13,6 +13,37 @@ from typing import Any
 
 import numpy as np
 
+__all__ = [
+    "BINARY_UNITS",
+    "RATE_COLUMNS",
+    "RATE_TEXTS",
+    "SECOND_UNITS",
+    "SHORT_BULLETS",
+    "SI_PREFIXES",
+    "SI_RATES",
+    "faster_or_slower",
+    "format_bytes",
+    "format_count",
+    "format_number",
+    "format_percent",
+    "format_rate",
+    "format_rate_in",
+    "format_rate_of",
+    "format_ratio",
+    "format_seconds",
+    "format_value",
+    "metric_words",
+    "natural_key",
+    "number_texts",
+    "param_words",
+    "plain",
+    "plain_texts",
+    "plural",
+    "rate_texts",
+    "seconds_texts",
+    "short_answer",
+]
+
 # (smallest size, scale, unit) of format_seconds, largest first
 SECOND_UNITS = ((1.0, 1.0, "s"), (1e-3, 1e-3, "ms"), (1e-6, 1e-6, "µs"), (0.0, 1e-9, "ns"))
 RATE_COLUMNS = ("tflops", "gbps", "items_per_s")  # format_rate_of's order: the first present

@@ -13,9 +13,9 @@ import contextlib
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from benchsite.errors import StoreError
-from benchsite.store.remote import RemotePath
 
 try:
     import fcntl
@@ -26,11 +26,12 @@ LOCK_NAME = ".lock"
 
 
 @contextlib.contextmanager
-def run_lock(folder: Path | RemotePath) -> Iterator[None]:
+def run_lock(folder: Path | Any) -> Iterator[None]:
     """Hold the lock of the run stored in ``folder`` (created if needed); refuse if taken. An
     object store offers no lock: there the run's unique id keeps its one writer (see
-    :mod:`benchsite.store.parts`)."""
-    if isinstance(folder, RemotePath):
+    :mod:`benchsite.store.parts`): a folder that is no local :class:`~pathlib.Path` (a
+    :class:`benchsite.store.remote.RemotePath`) is not locked."""
+    if not isinstance(folder, Path):
         yield
         return
     folder.mkdir(parents=True, exist_ok=True)

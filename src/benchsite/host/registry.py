@@ -17,9 +17,9 @@ from typing import Generic, TypeVar
 from benchsite.errors import PluginError
 from benchsite.host import validation
 from benchsite.host.manager import Plugins
-from benchsite.records import Analysis, Collector, Device, Page, Workload
+from benchsite.records import Analysis, Collector, Device, Flag, Page, Workload
 
-T = TypeVar("T", Device, Workload, Collector, Analysis, Page)
+T = TypeVar("T", Device, Workload, Collector, Analysis, Page, Flag)
 
 
 @dataclass(frozen=True)
@@ -113,6 +113,7 @@ def register_all(plugins: Plugins) -> None:
     collectors(plugins)
     analyses(plugins)
     pages(plugins)
+    flags(plugins)
 
 
 def pages(plugins: Plugins) -> dict[str, Registered[Page]]:
@@ -127,3 +128,8 @@ def pages(plugins: Plugins) -> dict[str, Registered[Page]]:
                 f"different name or path"
             )
     return found
+
+
+def flags(plugins: Plugins) -> dict[str, Registered[Flag]]:
+    """What each validity flag means, by its code (hook: register_flags)."""
+    return collect(plugins, "register_flags", Flag)

@@ -8,15 +8,15 @@ Every file goes into a staging folder beside ``--out``, which replaces the publi
 when the build succeeded (:mod:`benchsite.site.publish`, which also holds the lock that keeps two
 builds out of one folder): a build that fails or is interrupted leaves the last good site as it
 was. A page or analysis that raises is reported by name and the build fails, publishing nothing
-(``keep_going`` publishes the rest; ``strict`` stops at the first failure). When ``--results``
-is the default folder and does not exist, the quick suite is run on this machine first, so that
-one command on a fresh clone ends in a site.
+(``keep_going`` publishes the rest; ``strict`` stops at the first failure). A missing or empty
+store is one line: the build measures nothing (``benchsite build`` runs the quick suite first
+when the default store does not exist yet; that decision is the CLI's).
 
 Text columns made during a build (``host``, ``workload``, a table's row ids) hold Python strings
 (pandas' ``mode.string_storage`` "python"), not Arrow strings, pandas 3's default: the tables,
 analyses and pages read them value by value in Python (``zip``, ``itertuples``, sets), which
-is ~4x slower over Arrow. On the 100,000 rows of ``benchmarks/site_build.py`` a rebuild took
-~10% less CPU time so. Vectorized operations cost the same either way.
+is slower over Arrow (docs/architecture.md, "Read"). Vectorized operations cost the same
+either way.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import pandas as pd
 
@@ -37,7 +37,6 @@ from benchsite._infra.pool import cores, forks, in_processes
 from benchsite.errors import BuildFailed, PluginError, StoreError, describe_exception
 from benchsite.host import registry
 from benchsite.host.manager import Plugins, load_plugins
-from benchsite.measure.runner import Reporter, RunOptions, SilentReporter, run_benchmarks
 from benchsite.records import Page, RenderedPage
 from benchsite.site import assets, publish
 from benchsite.site.analyse import Analysed, analyse
@@ -52,6 +51,19 @@ DEFAULT_RESULTS = Path("results")
 THEME_FILES = ("site.css", "embed.js", "tables.js")
 STAGES = ("plugins", "read", "analyse", "pages", "files", "charts")
 T = TypeVar("T")
+
+
+class Reporter(Protocol):
+    """How a build tells its caller what happens (the CLI draws progress): stage ``index``
+    (from 0) of ``count`` starts; a notice is one line."""
+
+    def notice(self, text: str) -> None: ...
+    def stage(self, name: str, index: int, count: int) -> None: ...
+
+
+class SilentReporter:
+    def notice(self, text: str) -> None: ...
+    def stage(self, name: str, index: int, count: int) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -76,7 +88,6 @@ class BuildReport:
     files: int = 0
     rows: int = 0
     seconds: float = 0.0
-    ran_suite: bool = False
     charts_rendered: int = 0
     chart_seconds: float = 0.0  # time vl-convert spent drawing them, over its processes
     stages: dict[str, float] = field(default_factory=dict)
@@ -84,19 +95,26 @@ class BuildReport:
     analysis_errors: dict[str, str] = field(default_factory=dict)
 
 
-def build_site(options: BuildOptions, reporter: Reporter | None = None) -> BuildReport:
-    """Build the site described by ``options``; see the module docstring."""
+def build_site(
+    options: BuildOptions,
+    reporter: Reporter | None = None,
+    references: pd.DataFrame | None = None,
+) -> BuildReport:
+    """Build the site described by ``options``; see the module docstring. ``references``: the
+    rows of ``options.references`` when the caller read them already
+    (:func:`benchsite.store.reference.read_references`), else they are read here first."""
     started, reporter = time.perf_counter(), reporter or SilentReporter()
     report = BuildReport(options.out)
     stage = Stages(report, reporter, STAGES)  # times each stage; the reporter shows it
     # each reference read and checked before any other work: a bad one is one line, exit 2
-    references = read_references(options.references) if options.references else None
+    if references is None and options.references:
+        references = read_references(options.references)
     # text columns held as Python strings, not in Arrow (pandas 3's default): the tables,
     # analyses and pages walk them in Python, ~4x slower over Arrow (module docstring)
     with pd.option_context("mode.string_storage", "python"), publish.staged(options.out) as staging:
         bundle = assets.start_vega_bundle(staging.out)  # made meanwhile unless cached
         plugins = stage("plugins", load_plugins, options.plugins, strict=options.strict)
-        results = stage("read", read_or_run, options, reporter, report)  # suite if none yet
+        results = stage("read", read_store, options.results)
         analysed = stage("analyse", analyse, plugins, results, cores(), references)  # + tables
         site = make_site(options, analysed, plugins)  # hook: prepare_jinja_env
         pages = stage("pages", render_pages, site, ordered_pages(plugins), staging, options)
@@ -130,24 +148,15 @@ class Stages:
         return result
 
 
-def read_or_run(options: BuildOptions, reporter: Reporter, report: BuildReport) -> pd.DataFrame:
-    """The store's rows. Only when ``--results`` is the default and does not exist, the quick
-    suite is run here first (Ctrl-C during it stops the build); any other missing or empty
-    store is an error."""
-    where = locate(options.results)  # a folder or an object store (benchsite.store.remote)
-    if where.exists() or where != DEFAULT_RESULTS:
-        results = store.read_results(where)
-        if results.empty and not where.exists():
-            raise StoreError(f"--results {where} does not exist: pass the folder of a store")
-        if results.empty:
-            raise StoreError(f"{where} holds no results: measure first (benchsite run)")
-        return results
-    reporter.notice(f"no results yet ({where}): running the quick suite on this machine first")
-    run = RunOptions(results=where, plugins=options.plugins, strict=options.strict)
-    report.ran_suite = True
-    if run_benchmarks(run, reporter).interrupted:
-        raise KeyboardInterrupt  # the rows measured so far are kept; nothing is published
-    return store.read_results(where)
+def read_store(results: Path) -> pd.DataFrame:
+    """The store's rows; a missing or empty store is one line."""
+    where = locate(results)  # a folder or an object store (benchsite.store.remote)
+    rows = store.read_results(where)
+    if rows.empty and not where.exists():
+        raise StoreError(f"--results {where} does not exist: pass the folder of a store")
+    if rows.empty:
+        raise StoreError(f"{where} holds no results: measure first (benchsite run)")
+    return rows
 
 
 def make_site(options: BuildOptions, analysed: Analysed, plugins: Plugins) -> Site:

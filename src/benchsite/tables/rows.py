@@ -3,7 +3,8 @@ row is usable (headline-worthy) or suspect, with the reasons.
 
 A row is **ok** when its status is ``ok`` and it has a positive median. An ok row is **suspect**
 when a validity flag (added by a ``prepare_results`` plugin, read from the ``flags`` column)
-says its number should not be headlined (:data:`SUSPECT_FLAGS`); otherwise it is **usable**.
+says its number should not be headlined (a :class:`benchsite.records.Flag` registered with
+``suspect=True``, :mod:`benchsite.tables.flags`); otherwise it is **usable**.
 Suspect rows are still shown, marked, with their reasons; they are never a headline.
 """
 
@@ -11,21 +12,18 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any, TypeVar
 
 import pandas as pd
 
 from benchsite.store import parts as store
+from benchsite.tables import flags as flag_meanings
 
 T = TypeVar("T")
 
 CASE_KEYS = ["host", "device", "workload", "case_key"]
 RATES = (("tflops", "TFLOP/s"), ("gbps", "GB/s"), ("items_per_s", "items/s"))
-# validity flags (codes of the ``flags`` column) that make a row's number not headline-worthy:
-# the only list of them. A flag not named here (in-cache, launch-bound, ...) qualifies a
-# number but does not disqualify it.
-SUSPECT_FLAGS = frozenset({"noisy", "unstable", "busy", "above-peak"})
 # the columns :func:`prepare` adds (a download of the store leaves them out)
 DERIVED_COLUMNS = (
     "p",
@@ -41,12 +39,15 @@ DERIVED_COLUMNS = (
 )
 
 
-def prepare(results: pd.DataFrame) -> pd.DataFrame:
+def prepare(results: pd.DataFrame, suspect: Collection[str] | None = None) -> pd.DataFrame:
     """Every row with the columns derived numbers need: decoded ``p`` (params), ``m`` (metrics)
     and ``dev`` (device_info) dicts (shared between rows of equal text: read them, never change
     them), ``params_obj`` (= ``p``), ``params_text``, ``variant`` (every parameter but the axis),
     ``series`` (host and device), ``flags`` (tuples of codes), ``ok``, ``reasons`` (why an ok
-    row is suspect, as a tuple of codes) and ``suspect``."""
+    row is suspect, as a tuple of codes) and ``suspect``. ``suspect``: the flag codes that
+    make a row suspect (default: those of the installed plugins' flags)."""
+    if suspect is None:
+        suspect = flag_meanings.suspect_codes(flag_meanings.installed())
     frame = results.reset_index(drop=True).copy(deep=False)
     for column, target in (("params", "p"), ("metrics", "m"), ("device_info", "dev")):
         if target not in frame:  # a prepare_results plugin may have decoded it already
@@ -61,14 +62,11 @@ def prepare(results: pd.DataFrame) -> pd.DataFrame:
     frame["series"] = series(frame)
     frame["flags"] = _flags(frame)
     frame["ok"] = (frame["status"] == "ok") & (frame["median_s"].fillna(0) > 0)
-    suspect = each_once(frame["flags"], _suspect_codes, tuple)  # each distinct set of flags once
-    frame["reasons"] = [codes if ok else () for codes, ok in zip(suspect, frame["ok"], strict=True)]
+    codes = frozenset(suspect)
+    reasons = each_once(frame["flags"], lambda flags: tuple(c for c in flags if c in codes), tuple)
+    frame["reasons"] = [why if ok else () for why, ok in zip(reasons, frame["ok"], strict=True)]
     frame["suspect"] = frame["reasons"].map(bool) & frame["ok"]
     return frame
-
-
-def _suspect_codes(flags: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(code for code in flags if code in SUSPECT_FLAGS)
 
 
 def _decoded(frame: pd.DataFrame, column: str) -> pd.Series:
@@ -188,3 +186,9 @@ def run_order(frame: pd.DataFrame) -> pd.DataFrame:
     """Rows in the order run pages list them: by run, workload, device, variant, axis value
     (:data:`RUN_ORDER`)."""
     return frame.sort_values(list(RUN_ORDER), kind="stable")
+
+
+def __getattr__(name: str) -> object:  # PEP 562: the deprecated SUSPECT_FLAGS
+    if name == "SUSPECT_FLAGS":
+        return flag_meanings.deprecated_suspect_flags()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -18,6 +18,26 @@ import pandas as pd
 
 from benchsite.units import format_ratio, format_seconds, param_words, plural
 
+__all__ = [
+    "ADD_REFERENCE",
+    "DIFFERENT_MACHINES",
+    "ReferenceBlock",
+    "ReferenceLine",
+    "Standing",
+    "StandingLine",
+    "at_text",
+    "cpu_text",
+    "gpu_text",
+    "has_accelerator",
+    "labels",
+    "lacking_texts",
+    "line",
+    "lines_of",
+    "reference_block",
+    "source_text",
+    "standing_views",
+]
+
 ADD_REFERENCE = "benchsite build --reference h200"
 MAX_STANDING = 12  # device models the hardware page ranks (a fleet's Compare page has them all)
 DIFFERENT_MACHINES = (
