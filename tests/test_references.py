@@ -252,7 +252,7 @@ def test_ranks_are_not_claimed_inside_the_noise(tmp_path):
     )
     plugins = load_plugins(())
     references = prepare_results(plugins, read_references((str(tmp_path / "ref"),)))
-    board = Tables.of(prepare_results(plugins, own), references).standing
+    board = Tables.of(prepare_results(plugins, own), references=references).standing
     ranks = {line.model: (line.rank, line.percentile) for line in board.itertuples()}
     assert ranks == {
         "CPU A": (1, 50.0),
