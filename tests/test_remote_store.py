@@ -174,3 +174,22 @@ def test_bad_urls_credentials_and_endpoints_are_one_line(bucket_url, monkeypatch
 def test_a_file_url_is_the_local_folder(tmp_path):
     assert locate(f"file://{tmp_path}/store") == Path(tmp_path) / "store"
     assert locate(str(tmp_path)) == Path(tmp_path)
+
+
+def test_a_store_in_a_bucket_serves_as_a_reference_read_only(bucket_url):
+    """``--reference s3://...``: the example store copied into a bucket reads as the shipped
+    h200 reference does, and nothing is written there; a bucket that does not exist is one
+    line."""
+    from benchsite.errors import StoreError
+    from benchsite.store.reference import read_references
+    from tests.conftest import EXAMPLE_RESULTS
+
+    example = store.read_results(EXAMPLE_RESULTS)
+    for (host, run), rows in example.groupby(["host", "run_id"]):
+        store.write_rows(locate(bucket_url), str(host), str(run), rows.to_dict("records"))
+    before = sorted(parts(bucket_url))
+    shipped, in_bucket = read_references(("h200",)), read_references((bucket_url,))
+    assert sorted(in_bucket["row_id"]) == sorted(shipped["row_id"])
+    assert set(in_bucket["reference"]) == {"store"} and sorted(parts(bucket_url)) == before
+    with pytest.raises(StoreError, match=r"^--reference s3://no-such-bucket-"):
+        read_references((f"s3://no-such-bucket-{uuid.uuid4().hex[:8]}/results",))

@@ -196,7 +196,16 @@ def _store_label(source: str) -> str:
 
 
 def _read_store(source: str) -> pd.DataFrame:
-    where = _locate(source)
+    try:
+        return _read_folder(source, _locate(source))
+    except StoreError as exc:
+        if str(exc).startswith("--reference "):
+            raise
+        text = str(exc).replace("--results", "--reference")  # an object store's line
+        raise StoreError(f"--reference {source}: {text}") from None
+
+
+def _read_folder(source: str, where: Path | RemotePath) -> pd.DataFrame:
     if not where.exists():
         raise StoreError(f"--reference {source} does not exist: name a store folder or URL")
     if not where.is_dir():
@@ -209,14 +218,14 @@ def _read_store(source: str) -> pd.DataFrame:
             f"--reference {source}: not a benchsite store (no host=*/run=* folders in it): "
             "name a store folder, or a .parquet file of its rows"
         )
-    with warnings.catch_warnings(record=True) as skipped:
+    with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", StoreWarning)
-        try:
-            rows = parts.read_results(where)
-        except StoreError as exc:
-            raise StoreError(f"--reference {source}: {exc}") from None
+        rows = parts.read_results(where)
+    skipped = [found for found in caught if issubclass(found.category, StoreWarning)]
     if rows.empty and skipped:
         raise StoreError(f"--reference {source}: not a benchsite store ({skipped[0].message})")
+    for found in skipped:  # a part skipped beside readable ones: said, as for --results
+        warnings.warn(StoreWarning(f"--reference {source}: {found.message}"), stacklevel=2)
     return rows
 
 
