@@ -15,6 +15,7 @@ from typing import Any
 
 from benchsite import Case, Device, SkipCase, Workload, hookimpl
 from benchsite.toolkit.cases import matmul_case, mlp_spec
+from benchsite.toolkit.machine import affinity_cores
 from benchsite.toolkit.models import mlp_train_flops
 from benchsite.toolkit.steps import ModelSpec, infer_case, train_case
 
@@ -24,7 +25,7 @@ OPS = ["matmul", "conv", "mlp-step"]
 def thread_counts(cores: int | None = None) -> list[int]:
     """Powers of two up to the machine's logical CPUs, plus the usable and logical counts."""
     logical = cores or os.cpu_count() or 1
-    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else logical
+    usable = affinity_cores()
     powers = [2**k for k in range(logical.bit_length()) if 2**k <= logical]
     return sorted({*powers, min(usable, logical), logical})
 

@@ -209,7 +209,7 @@ class Analysis:
     and ``findings`` (those of the analyses that take none); see :mod:`benchsite.site.analyse`.
 
     ``group`` is deprecated and ignored (it scheduled analyses that shared a per-process cache;
-    the tables are now computed once per build): still accepted, with a
+    the tables are computed once per build): still accepted, with a
     :class:`DeprecationWarning`, until the next release."""
 
     name: str

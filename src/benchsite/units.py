@@ -72,7 +72,7 @@ def seconds_texts(values: np.ndarray) -> np.ndarray:
 
 def plain_texts(values: np.ndarray, digits: int = 3) -> list[str]:
     """:func:`plain` of every value of a float array, each exponent found a column at a time
-    (a big store's case tables hold half a million numbers: ~2 µs each one by one)."""
+    (a big store's case tables hold hundreds of thousands of numbers)."""
     values = np.asarray(values, dtype=float)
     out = np.full(len(values), "0", dtype=object)
     out[~np.isfinite(values)] = "–"
@@ -323,9 +323,9 @@ SHORT_BULLETS = 8  # an answer shows this many bullets; the rest sit behind its 
 
 
 def short_answer(lead: str, bullets: Iterable[str], more: str = "") -> tuple[str, str]:
-    """(answer, explanation) of a finding, FAQ or claim (``docs/writing.md``): one leading sentence and at most
-    :data:`SHORT_BULLETS` distinct bullets; the other bullets and ``more`` (how it was worked
-    out) go to the explanation, which pages show behind a "More" disclosure."""
+    """(answer, explanation) of a finding, FAQ or claim (``docs/writing.md``): one leading sentence
+    and at most :data:`SHORT_BULLETS` distinct bullets; the other bullets and ``more`` (how it was
+    worked out) go to the explanation, which pages show behind a "More" disclosure."""
     lines = list(
         dict.fromkeys(
             line if line.startswith("- ") else f"- {line}" for line in bullets if line.strip()

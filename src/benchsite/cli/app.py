@@ -149,6 +149,15 @@ def run(
         str | None,
         typer.Option("--rdzv-id", metavar="JOB", help="With --nnodes: the job's name."),
     ] = None,
+    model: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--model",
+            "-m",
+            metavar="MODULE:FACTORY[,key=value...]",
+            help="Also measure your own torch.nn.Module (docs/models.md); repeatable.",
+        ),
+    ] = None,
     plugin: PluginOpt = None,
     strict: StrictOpt = False,
 ) -> None:
@@ -173,6 +182,7 @@ def run(
         host=host,
         labels=parse_labels(label or ()),
         nodes=nodes_option(nnodes, rdzv_endpoint, rdzv_id),
+        models=tuple(model or ()),
     )
     _check_positive(timeout=timeout, budget=budget)
     with ProgressReporter(console) as reporter:

@@ -37,7 +37,20 @@ def collect(
     known_kinds: Collection[str] | None = None,
 ) -> dict[str, Registered[T]]:
     """Call ``hook_name`` on every plugin and return its valid records by name (device kinds
-    a workload names are checked against ``known_kinds`` when given)."""
+    a workload names are checked against ``known_kinds`` when given). The hook is called once
+    per :class:`Plugins` (so once per process): a later call returns what the first found."""
+    key = (hook_name, None if known_kinds is None else frozenset(known_kinds))
+    if key not in plugins.registered:
+        plugins.registered[key] = _collect(plugins, hook_name, record_type, known_kinds)
+    return dict(plugins.registered[key])
+
+
+def _collect(
+    plugins: Plugins,
+    hook_name: str,
+    record_type: type[T],
+    known_kinds: Collection[str] | None,
+) -> dict[str, Registered[T]]:
     found: dict[str, Registered[T]] = {}
     for plugin_name, items in plugins.call_each(hook_name):  # hook: register_*
         for item in items if isinstance(items, list | tuple) else [items]:

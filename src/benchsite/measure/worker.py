@@ -1,10 +1,10 @@
 """The worker process that sets up and measures cases, isolated from the run that drives it.
 
 The parent (:mod:`benchsite.measure.runner`) starts a worker with :class:`Worker`, sends it one
-:class:`CaseSpec` at a time and gets back an :class:`~benchsite.measure.outcome.Outcome`. An exception
-inside a case comes back as an ``error`` or ``oom`` outcome; a worker that dies (segfault, ``os.abort()``, the
-kernel's OOM killer) or hangs past the case timeout is killed by the parent, which records a
-``crash`` or ``timeout`` row and starts a fresh worker for the next case.
+:class:`CaseSpec` at a time and gets back an :class:`~benchsite.measure.outcome.Outcome`. An
+exception inside a case comes back as an ``error`` or ``oom`` outcome; a worker that dies (segfault,
+``os.abort()``, the kernel's OOM killer) or hangs past the case timeout is killed by the parent,
+which records a ``crash`` or ``timeout`` row and starts a fresh worker for the next case.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import Any
 
+from benchsite._infra import signals
 from benchsite.errors import SkipCase, describe_exception
 from benchsite.host import registry, validation
 from benchsite.host.manager import load_plugins
@@ -52,8 +53,9 @@ class WorkerDied(Exception):
 class Worker:
     """A worker process, started lazily and replaced after it dies."""
 
-    def __init__(self, plugin_specs: tuple[str, ...]) -> None:
+    def __init__(self, plugin_specs: tuple[str, ...], models: tuple[str, ...] = ()) -> None:
         self.plugin_specs = plugin_specs
+        self.models = models  # --model values (benchsite.toolkit.user_models)
         self._process: multiprocessing.process.BaseProcess | None = None
         self._conn: Connection | None = None
 
@@ -70,7 +72,10 @@ class Worker:
         context = multiprocessing.get_context("spawn")
         parent, child = context.Pipe()
         self._process = context.Process(
-            target=serve, args=(child, self.plugin_specs), name="benchsite-worker", daemon=True
+            target=serve,
+            args=(child, self.plugin_specs, self.models),
+            name="benchsite-worker",
+            daemon=True,
         )
         self._process.start()
         child.close()
@@ -138,11 +143,11 @@ class WorkerState:
     reported: set[str] = field(default_factory=set)
 
 
-def serve(conn: Connection, plugin_specs: tuple[str, ...]) -> None:
+def serve(conn: Connection, plugin_specs: tuple[str, ...], models: tuple[str, ...] = ()) -> None:
     """Worker main loop: build the plugins, then answer case specs until told to stop."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides what Ctrl-C means
+    signals.leave_interrupts_to_parent()
     lifeline.die_with_parent(_parent_pid())  # never outlive a killed run
-    plugins = load_plugins(plugin_specs, quiet=True)  # the parent reported any problem
+    plugins = load_plugins(plugin_specs, quiet=True, models=models)  # the parent reported any
     state = WorkerState(
         registry.workloads(plugins), registry.devices(plugins), registry.collectors(plugins)
     )

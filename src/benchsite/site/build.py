@@ -33,7 +33,8 @@ from typing import Any, Protocol, TypeVar
 
 import pandas as pd
 
-from benchsite._infra.pool import cores, forks, in_processes
+from benchsite._infra.cores import usable_cores
+from benchsite._infra.pool import forks, in_processes
 from benchsite.errors import BuildFailed, PluginError, StoreError, describe_exception
 from benchsite.host import registry
 from benchsite.host.manager import Plugins, load_plugins
@@ -115,7 +116,7 @@ def build_site(
         bundle = assets.start_vega_bundle(staging.out)  # made meanwhile unless cached
         plugins = stage("plugins", load_plugins, options.plugins, strict=options.strict)
         results = stage("read", read_store, options.results)
-        analysed = stage("analyse", analyse, plugins, results, cores(), references)  # + tables
+        analysed = stage("analyse", analyse, plugins, results, usable_cores(), references)
         site = make_site(options, analysed, plugins)  # hook: prepare_jinja_env
         pages = stage("pages", render_pages, site, ordered_pages(plugins), staging, options)
         check_failures(options, analysed, pages, report, reporter)
@@ -219,7 +220,7 @@ def render_pages(
     two workers per core (tried) took ~1 s and ~2 CPU-s more there, sharing the cores and their
     caches. The pages that took longest in the last build go first (:func:`longest_first`).
     Where workers cannot be forked (they would start without the site), pages render here."""
-    workers = min(len(pages), cores())
+    workers = min(len(pages), usable_cores())
     if workers <= 1 or not forks():
         return [render_page(site, page, staging.folder, options.strict) for page in pages]
     order = longest_first(pages, publish.page_seconds(staging.out))

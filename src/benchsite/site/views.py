@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 from markupsafe import Markup
 
+from benchsite._infra.status import FAILED
 from benchsite.records import Finding
 from benchsite.site.sanitize import markdown_html
 from benchsite.store import parts as store
@@ -33,8 +34,6 @@ from benchsite.units import (
     metric_words,
     seconds_texts,
 )
-
-FAILED = ("error", "crash", "timeout", "oom")
 
 
 @dataclass(frozen=True)

@@ -41,6 +41,8 @@ recomputes a number defined here.
   :attr:`Tables.cross_answers`, :attr:`Tables.reference_lacks` and :attr:`Tables.standing`:
   the user's CPU against a reference's accelerator, and where each device model stands
   (:mod:`benchsite.tables.reference`).
+- :attr:`Tables.bandwidth_shares`: each memory-bound case's GB/s as a share of its device's
+  measured memory bandwidth (:mod:`benchsite.tables.bandwidth`).
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ import pandas as pd
 from benchsite.records import Flag
 from benchsite.tables import (
     answers,
+    bandwidth,
     compare,
     curves,
     effects,
@@ -127,6 +130,7 @@ TABLE_GROUPS = (
     ("run_comparison",),
     ("runs", "devices", "peaks"),
     ("cross_speedups", "cross_answers", "reference_lacks"),
+    ("bandwidth_shares",),
 )
 EVERY_TABLE = tuple(name for group in TABLE_GROUPS for name in group)
 
@@ -245,6 +249,10 @@ class Tables:
     @functools.cached_property
     def peaks(self) -> pd.DataFrame:
         return inventory.peaks(self.rows, self.not_a_peak_flags)
+
+    @functools.cached_property
+    def bandwidth_shares(self) -> pd.DataFrame:
+        return bandwidth.bandwidth_shares(self.ok, self.not_a_peak_flags)
 
     @functools.cached_property
     def answers(self) -> pd.DataFrame:
