@@ -50,7 +50,9 @@ def measured(tmp_path_factory):
     pytest.importorskip("transformers")
     results = tmp_path_factory.mktemp("models") / "results"
     workloads = ("llm-generate", "bert-base-infer", "copy")
-    options = RunOptions(results=results, workloads=workloads, devices=("cpu",), budget_s=0.05)
+    options = RunOptions(
+        results=results, workloads=workloads, devices=("cpu",), budget_s=0.05, rounds=1
+    )
     report = run_benchmarks(options)
     return report, store.read_results(results)
 
@@ -102,3 +104,15 @@ def test_the_share_divides_by_the_best_trusted_copy_of_the_same_device(tmp_path)
     assert shares["share"].iloc[0] == pytest.approx(0.5)
     (found,) = [f for f in analysed.findings if f.kind == "bandwidth-bound"]
     assert "50% of the 4 TB/s this device reached copying memory" in found.answer
+
+
+def test_their_full_grids_run_in_the_models_profile_only():
+    from benchsite.host import registry
+    from benchsite.measure.runner import grid_of
+
+    workloads = {n: r.item for n, r in registry.workloads(load_plugins(quiet=True)).items()}
+    models = {name for name, w in workloads.items() if grid_of(w, "models")}
+    assert models == MODEL_WORKLOADS
+    for name in MODEL_WORKLOADS:
+        assert grid_of(workloads[name], "full") == workloads[name].grid("quick")
+    assert grid_of(workloads["matmul"], "full") == workloads["matmul"].grid("full")

@@ -13,6 +13,7 @@ import contextlib
 import multiprocessing
 import signal
 import statistics
+import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
@@ -23,7 +24,7 @@ from benchsite.errors import SkipCase, describe_exception
 from benchsite.host import registry, validation
 from benchsite.host.manager import load_plugins
 from benchsite.host.registry import Registered
-from benchsite.measure import lifeline
+from benchsite.measure import baseline, lifeline
 from benchsite.measure.outcome import Measured, Outcome, Status
 from benchsite.measure.sampling import Measurement, MeasureSettings, measure_case
 from benchsite.records import CollectorUnavailable, Device
@@ -167,6 +168,8 @@ def execute(spec: CaseSpec, state: WorkerState) -> Outcome:
     device = state.devices[spec.device].item
     notices: list[str] = []
     _prepare_device(device, state)
+    baseline.start_case()  # what earlier cases left, freed; each case's memory measured from here
+    started = time.perf_counter()
     try:
         case = workload.setup(device, spec.params)
     except SkipCase as exc:
@@ -185,7 +188,9 @@ def execute(spec: CaseSpec, state: WorkerState) -> Outcome:
             with contextlib.suppress(Exception):
                 case.teardown()
     metrics = {**case.metrics, **out}
-    return _success(case, measurement, threads, metrics, notices)
+    outcome = _success(case, measurement, threads, metrics, notices)
+    outcome.case_s = time.perf_counter() - started
+    return outcome
 
 
 def _prepare_device(device: Device, state: WorkerState) -> None:

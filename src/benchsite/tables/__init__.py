@@ -41,6 +41,8 @@ recomputes a number defined here.
   :attr:`Tables.cross_answers`, :attr:`Tables.reference_lacks` and :attr:`Tables.standing`:
   the user's CPU against a reference's accelerator, and where each device model stands
   (:mod:`benchsite.tables.reference`).
+- :attr:`Tables.reruns`: each case's spread (lowest and highest run median, how many runs) over
+  the runs of its device model (:mod:`benchsite.tables.reruns`).
 - :attr:`Tables.bandwidth_shares`: each memory-bound case's GB/s as a share of its device's
   measured memory bandwidth (:mod:`benchsite.tables.bandwidth`).
 """
@@ -66,6 +68,7 @@ from benchsite.tables import (
     inventory,
     leaderboard,
     reference,
+    reruns,
     speedups,
 )
 from benchsite.tables.answers import PLAIN
@@ -128,7 +131,7 @@ TABLE_GROUPS = (
     ("speedups", "crossovers", "headline", "suspect_headlines"),
     ("precision_gains",),
     ("run_comparison",),
-    ("runs", "devices", "peaks"),
+    ("runs", "devices", "peaks", "reruns"),
     ("cross_speedups", "cross_answers", "reference_lacks"),
     ("bandwidth_shares",),
 )
@@ -277,6 +280,11 @@ class Tables:
     @functools.cached_property
     def runs(self) -> pd.DataFrame:
         return inventory.runs(self.rows)
+
+    @functools.cached_property
+    def reruns(self) -> pd.DataFrame:
+        """Each case's spread over the runs of its device model (:mod:`.reruns`)."""
+        return reruns.rerun_spread(self.rows)
 
     @functools.cached_property
     def leaderboard(self) -> pd.DataFrame:
