@@ -12,6 +12,7 @@ import time
 import uuid
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 
 from benchsite.cli.app import main as cli_main
@@ -277,3 +278,22 @@ def test_a_frozen_endpoint_ends_in_one_line_within_the_store_timeout(monkeypatch
     err = capsys.readouterr().err
     assert exited.value.code == 2 and "cannot reach the object store" in err, err
     assert len(err.strip().splitlines()) == 1 and time.monotonic() - started < 60
+
+
+def test_a_store_in_a_bucket_serves_as_a_reference_read_only(bucket_url):
+    """``--reference s3://...``: the example store copied into a bucket reads as the shipped
+    h200 reference does, and nothing is written there; a bucket that does not exist is one
+    line."""
+    from benchsite.errors import StoreError
+    from benchsite.store.reference import read_references
+    from tests.conftest import EXAMPLE_RESULTS
+
+    for part in sorted(EXAMPLE_RESULTS.rglob("part-*.parquet")):  # the store, file by file
+        target = locate(bucket_url) / part.relative_to(EXAMPLE_RESULTS).as_posix()
+        pq.write_table(pq.ParquetFile(part).read(), target.path, filesystem=target.fs)
+    before = sorted(parts(bucket_url))
+    shipped, in_bucket = read_references(("h200",)), read_references((bucket_url,))
+    assert sorted(in_bucket["row_id"]) == sorted(shipped["row_id"])
+    assert set(in_bucket["reference"]) == {"store"} and sorted(parts(bucket_url)) == before
+    with pytest.raises(StoreError, match=r"^--reference s3://no-such-bucket-"):
+        read_references((f"s3://no-such-bucket-{uuid.uuid4().hex[:8]}/results",))

@@ -1,6 +1,7 @@
 """The published package works outside an editable install: the sdist holds every source file,
 the wheel built from it every package of the engine, the built-in plugins and the theme; installed into a fresh virtual environment it
-runs the quick matmul case, builds a site, and a third-party plugin installs against it.
+runs the quick matmul case, builds a site beside the H200 results the package ships, and a
+third-party plugin installs against it.
 
 The fresh environment sees the packages of the interpreter running the tests (a ``.pth`` file
 lists its site-packages folders: torch and the other dependencies are not downloaded again),
@@ -175,10 +176,14 @@ def test_the_installed_wheel_runs_and_builds(installed, tmp_path):
         store,
     )
     assert "stored 6 ok, 2 skipped" in ran
-    installed_benchsite(installed, "build", "--results", store, "--out", str(site))
+    installed_benchsite(
+        installed, "build", "--results", store, "--out", str(site), "--reference", "h200"
+    )
     assert (site / "workloads" / "matmul.html").is_file() and (
         site / "assets" / "site.css"
     ).is_file()
+    # the shipped H200 results travel in the wheel: the CPU-only store is answered with them
+    assert "NVIDIA H200 (reference h200, 2026-12)" in (site / "index.html").read_text()
 
 
 def test_the_installed_wheel_takes_a_plugin(installed):

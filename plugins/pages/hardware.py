@@ -58,9 +58,12 @@ class HostView:
 
 @dataclass(frozen=True)
 class HardwareContext:
-    """``hardware.html``: every device of every host in the store."""
+    """``hardware.html``: every device of every host in the store, and where each device
+    model stands among those of the store and the references (``_standing.html``)."""
 
     hosts: list[HostView]
+    standing: list[Any] = field(default_factory=list)  # benchsite.toolkit.reference.Standing
+    references: list[str] = field(default_factory=list)
 
 
 @hookimpl
@@ -93,7 +96,10 @@ def render(site: Site) -> list[RenderedPage]:
         shown = group[group["host"] == group["host"].iloc[0]]  # one host's devices, in a fleet
         views = [_device(site, row, peaks, str(name)) for row in shown.itertuples()]
         hosts.append(HostView(str(name), views, members if len(members) > 1 else []))
-    return [site.render("hardware.html", "hardware.html", HardwareContext(hosts), "hardware")]
+    from benchsite.toolkit import reference
+
+    context = HardwareContext(hosts, reference.standing_views(site), reference.labels(site.tables))
+    return [site.render("hardware.html", "hardware.html", context, "hardware")]
 
 
 def _by_hardware(peaks: pd.DataFrame, names: dict[str, str]) -> pd.DataFrame:

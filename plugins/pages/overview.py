@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # the site stack is imported when a site is built, not at sta
         Measured,
         WorkloadSummary,
     )
+    from benchsite.toolkit.reference import ReferenceBlock
 
 TOP_FINDINGS = 6
 # what a visitor asks first, one finding of each; other kinds only fill the remaining places
@@ -66,6 +67,7 @@ class OverviewContext:
     recommendations: list[FindingView]
     missing_findings: str | None
     workloads: list[WorkloadSummary]
+    reference: ReferenceBlock | None = None  # _reference_answer.html: references beside these
 
 
 @hookimpl
@@ -76,6 +78,7 @@ def register_pages() -> list[Page]:
 def render(site: Site) -> list[RenderedPage]:
     from benchsite.site import charts
     from benchsite.toolkit.pages import measured, what_to_run, workload_summaries
+    from benchsite.toolkit.reference import reference_block
 
     table = site.tables.answers
     shown = table[table["speedup"].notna()]
@@ -111,6 +114,7 @@ def render(site: Site) -> list[RenderedPage]:
             f"rows. {what_to_run(site)}"
         ),
         workloads=workload_summaries(site),
+        reference=reference_block(site),
     )
     return [site.render("overview.html", "index.html", context, "overview")]
 

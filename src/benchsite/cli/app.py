@@ -362,6 +362,15 @@ def build(
     keep_going: Annotated[
         bool, typer.Option("--keep-going", help="Publish even if a page or analysis failed.")
     ] = False,
+    reference: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--reference",
+            metavar="SOURCE",
+            help="Rows beside yours: h200 (shipped), a store folder or URL, a site's "
+            "data/results.parquet (https://); repeatable.",
+        ),
+    ] = None,
 ) -> None:
     """Build the static site from the store.
 
@@ -371,16 +380,20 @@ def build(
     from benchsite.cli.progress import ProgressReporter
     from benchsite.site import BuildOptions, build_site
     from benchsite.site.publish import check_out
+    from benchsite.store.reference import configured, read_references
 
     check_out(out)  # before the quick suite a fresh checkout runs first
     options = BuildOptions(
         results, out, templates, plugins=tuple(plugin or ()), strict=strict, keep_going=keep_going
     )
+    options = replace(options, references=(*configured(), *(reference or ())))
     options = replace(options, title=title) if title else options
+    # the references read and checked first: a bad one is one line before any measuring
+    references = read_references(options.references) if options.references else None
     try:
         with ProgressReporter(console) as reporter:
             measure_first_if_new(options, reporter)
-            report = build_site(options, reporter)
+            report = build_site(options, reporter, references)
     except KeyboardInterrupt:
         console.print(f"interrupted: nothing published, {escape(str(out))} is as it was.")
         raise typer.Exit(130) from None

@@ -18,6 +18,9 @@ unavailable. The file is TOML; the sections the built-ins read are documented in
     (default: half of the memory available when the case starts).
 ``[[models]]``
     A user's own models to measure, one table each (:mod:`benchsite.toolkit.user_models`).
+``[build]``
+    ``reference``: the references every ``benchsite build`` adds beside the store, as
+    ``--reference`` does (``["h200"]``); read by :mod:`benchsite.store.reference`.
 
 A plugin reads a section with :func:`section` (``section("cost")``) and a nested value with
 :func:`value`; a malformed file raises :class:`benchsite.errors.ConfigError` with one line that
@@ -101,7 +104,13 @@ def _check_table(path: Path, where: list[str], found: Any, spec: dict[str, Spec]
             _fail(path, [*where, key], f"must be a finite number, 0 or more, not {item!r}")
 
 
-_NAMES = {float: "a number", int: "a whole number", str: "text", bool: "true or false"}
+_NAMES = {
+    float: "a number",
+    int: "a whole number",
+    str: "text",
+    bool: "true or false",
+    list: "a list",
+}
 
 
 def _is(item: Any, expected: type) -> bool:
@@ -189,3 +198,6 @@ def value(keys: str, default: Any = None, path: Path | None = None) -> Any:
             return default
         found = found[key]
     return found
+
+
+declare("build", {"reference": list})  # the engine's own: benchsite build --reference

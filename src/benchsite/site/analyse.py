@@ -58,7 +58,12 @@ def prepare_results(plugins: Plugins, results: pd.DataFrame) -> pd.DataFrame:
     return arguments["results"]
 
 
-def analyse(plugins: Plugins, results: pd.DataFrame, workers: int = 1) -> Analysed:
+def analyse(
+    plugins: Plugins,
+    results: pd.DataFrame,
+    workers: int = 1,
+    references: pd.DataFrame | None = None,
+) -> Analysed:
     """Prepare the results (hook: prepare_results), compute their tables, and run every
     registered analysis (hook: register_analyses): first those that take no ``findings``, then
     those that do; findings come in the order the analyses are registered.
@@ -68,10 +73,15 @@ def analyse(plugins: Plugins, results: pd.DataFrame, workers: int = 1) -> Analys
     With ``workers`` > 1, the analyses of each of those two waves run side by side in that
     many processes forked from this one (analyses are independent; the tables they read are
     computed here first and inherited, not copied; only findings come back). Where processes
-    cannot be forked, they run here."""
+    cannot be forked, they run here.
+
+    ``references`` (rows of other stores, :mod:`benchsite.store.reference`) are prepared apart
+    and kept beside the tables (:attr:`benchsite.tables.Tables.references`), never among the
+    results."""
     prepared = prepare_results(plugins, results)
+    beside = prepare_results(plugins, references) if references is not None else None
     flags = [entry.item for entry in registry.flags(plugins).values()]
-    analysed = Analysed(prepared, [], tables=computed_tables(prepared, workers, flags))
+    analysed = Analysed(prepared, [], tables=computed_tables(prepared, workers, flags, beside))
     registered = {name: reg.item for name, reg in registry.analyses(plugins).items()}
     outputs: dict[str, tuple[list[Finding], str | None]] = {}
     for later in (False, True):
@@ -96,18 +106,21 @@ _ADOPTED: dict[str, Any] = {}  # in a worker only: the tables it completes, what
 
 
 def computed_tables(
-    prepared: pd.DataFrame, workers: int = 1, flags: Iterable[Flag] | None = None
+    prepared: pd.DataFrame,
+    workers: int = 1,
+    flags: Iterable[Flag] | None = None,
+    references: pd.DataFrame | None = None,
 ) -> Tables:
     """The tables of the prepared results with every table the built-in analyses and pages
     read worked out now (:meth:`Tables.computed`), once, before they fork. With ``workers``
     > 1, the groups of :data:`benchsite.tables.TABLE_GROUPS` after the first (the current
     rows, which all the others read) are worked out side by side in processes forked from this
     one, and only the tables come back. ``flags``: what the validity flags mean (default: the
-    installed plugins' flags)."""
+    installed plugins' flags); ``references``: other stores' prepared rows, kept beside."""
     from benchsite._infra.pool import forks, in_processes
 
     first, *groups = TABLE_GROUPS
-    tables = Tables.of(prepared, flags)
+    tables = Tables.of(prepared, flags, references)
     tables.compute(first)
     if workers <= 1 or not forks():
         return tables.computed()

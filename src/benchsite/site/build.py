@@ -45,6 +45,7 @@ from benchsite.site.renderer import NavItem, Site, row_links
 from benchsite.site.specs import ChartSpec
 from benchsite.site.theme import make_environment, read_static
 from benchsite.store import parts as store
+from benchsite.store.reference import read_references
 from benchsite.store.remote import locate
 
 DEFAULT_RESULTS = Path("results")
@@ -77,6 +78,7 @@ class BuildOptions:
     plugins: tuple[str, ...] = ()
     strict: bool = False
     keep_going: bool = False  # publish even when a page or an analysis failed
+    references: tuple[str, ...] = ()  # other stores' rows beside these (store/reference.py)
 
 
 @dataclass
@@ -94,18 +96,27 @@ class BuildReport:
     analysis_errors: dict[str, str] = field(default_factory=dict)
 
 
-def build_site(options: BuildOptions, reporter: Reporter | None = None) -> BuildReport:
-    """Build the site described by ``options``; see the module docstring."""
+def build_site(
+    options: BuildOptions,
+    reporter: Reporter | None = None,
+    references: pd.DataFrame | None = None,
+) -> BuildReport:
+    """Build the site described by ``options``; see the module docstring. ``references``: the
+    rows of ``options.references`` when the caller read them already
+    (:func:`benchsite.store.reference.read_references`), else they are read here first."""
     started, reporter = time.perf_counter(), reporter or SilentReporter()
     report = BuildReport(options.out)
     stage = Stages(report, reporter, STAGES)  # times each stage; the reporter shows it
+    # each reference read and checked before any other work: a bad one is one line, exit 2
+    if references is None and options.references:
+        references = read_references(options.references)
     # text columns held as Python strings, not in Arrow (pandas 3's default): the tables,
     # analyses and pages walk them in Python, ~4x slower over Arrow (module docstring)
     with pd.option_context("mode.string_storage", "python"), publish.staged(options.out) as staging:
         bundle = assets.start_vega_bundle(staging.out)  # made meanwhile unless cached
         plugins = stage("plugins", load_plugins, options.plugins, strict=options.strict)
         results = stage("read", read_store, options.results)
-        analysed = stage("analyse", analyse, plugins, results, usable_cores())  # + tables
+        analysed = stage("analyse", analyse, plugins, results, usable_cores(), references)
         site = make_site(options, analysed, plugins)  # hook: prepare_jinja_env
         pages = stage("pages", render_pages, site, ordered_pages(plugins), staging, options)
         check_failures(options, analysed, pages, report, reporter)

@@ -542,7 +542,12 @@ def read_results(root: Folder) -> pd.DataFrame:
     Text columns hold Python strings (``object``, as pandas 2 gives them): analyses and pages
     walk rows one by one, which is slower over pandas 3's Arrow-backed strings.
     """
-    table = read_table(root)
+    return frame_of(read_table(root))
+
+
+def frame_of(table: pa.Table) -> pd.DataFrame:
+    """Rows of the canonical schema as :func:`read_results` gives them: newest run last, text
+    columns as Python strings."""
     # sorted by Arrow (a stable sort, nulls last, texts by code point as Python compares them),
     # faster than pandas at sorting many rows by their row ids
     table = table.take(

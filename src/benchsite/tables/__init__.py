@@ -30,11 +30,17 @@ recomputes a number defined here.
   time with the speedups' block-bootstrap interval), regressions beyond a threshold, hosts
   grouped by hardware fingerprint; :attr:`Tables.run_changes` and :attr:`Tables.case_changes`:
   each run against its host's previous run (regressions and improvements beyond 5%, the one
-  definition the Runs pages and the history finding read); :attr:`Tables.leaderboard`:
+  definition the Runs pages and the history finding read); :attr:`Tables.case_history`: every
+  case's median run by run with those changes marked; :attr:`Tables.leaderboard`:
   per workload, the fleet's device models ranked on its most widely measured case.
 - :attr:`Tables.small_hosts`: CPU-only hosts smaller than a GPU host beside them (a CI runner).
 - :attr:`Tables.byte_sized`: the workloads whose ``size`` counts bytes (shown as KiB, MiB, GiB).
 - :attr:`Tables.answers`: the one-screen answer per workload (:mod:`benchsite.tables.answers`).
+- :attr:`Tables.references`: the rows of the references (``benchsite build --reference``),
+  prepared apart from :attr:`Tables.rows`; :attr:`Tables.cross_speedups`,
+  :attr:`Tables.cross_answers`, :attr:`Tables.reference_lacks` and :attr:`Tables.standing`:
+  the user's CPU against a reference's accelerator, and where each device model stands
+  (:mod:`benchsite.tables.reference`).
 - :attr:`Tables.reruns`: each case's spread (lowest and highest run median, how many runs) over
   the runs of its device model (:mod:`benchsite.tables.reruns`).
 - :attr:`Tables.bandwidth_shares`: each memory-bound case's GB/s as a share of its device's
@@ -61,8 +67,10 @@ from benchsite.tables import (
     curves,
     effects,
     fold,
+    history,
     inventory,
     leaderboard,
+    reference,
     reruns,
     speedups,
 )
@@ -128,6 +136,7 @@ TABLE_GROUPS = (
     ("precision_gains",),
     ("run_comparison",),
     ("runs", "devices", "peaks", "reruns"),
+    ("cross_speedups", "cross_answers", "reference_lacks"),
     ("bandwidth_shares",),
 )
 EVERY_TABLE = tuple(name for group in TABLE_GROUPS for name in group)
@@ -142,14 +151,27 @@ class Tables:
     flags: Flags = field(default_factory=flag_map)
     _scaling: dict[str, pd.DataFrame] = field(default_factory=dict, repr=False)
     _effects: dict[tuple[str, str], pd.DataFrame] = field(default_factory=dict, repr=False)
+    references: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
 
     @classmethod
-    def of(cls, results: pd.DataFrame, flags: Flags | Iterable[Flag] | None = None) -> Tables:
+    def of(
+        cls,
+        results: pd.DataFrame,
+        flags: Flags | Iterable[Flag] | None = None,
+        references: pd.DataFrame | None = None,
+    ) -> Tables:
         """The tables of ``results`` (the store after every ``prepare_results`` hook);
         ``flags`` say what the codes of its ``flags`` column mean (the ``register_flags``
-        records; ``None``: those of the installed plugins)."""
+        records; ``None``: those of the installed plugins). The rows of ``references``
+        (prepared likewise) sit beside them, never among them."""
         meanings = flag_map(flags)
-        return cls(prepare(results, suspect_codes(meanings)), meanings)
+        codes = suspect_codes(meanings)
+        beside = prepare(references, codes) if references is not None and len(references) else None
+        return cls(
+            prepare(results, codes),
+            meanings,
+            references=pd.DataFrame() if beside is None else beside,
+        )
 
     @property
     def suspect_flags(self) -> frozenset[str]:
@@ -274,6 +296,34 @@ class Tables:
         return leaderboard.leaderboard(self.usable)
 
     @functools.cached_property
+    def references_ok(self) -> pd.DataFrame:
+        """The current ok rows of the references (:func:`reference.current_ok`)."""
+        return reference.current_ok(self.references)
+
+    @functools.cached_property
+    def cross_speedups(self) -> pd.DataFrame:
+        """This store's CPU against the references' accelerators (:mod:`.reference`)."""
+        return reference.cross_speedups(self.ok, self.references_ok)
+
+    @functools.cached_property
+    def cross_answers(self) -> pd.DataFrame:
+        """The one-screen answer of :attr:`cross_speedups` per CPU host and workload."""
+        return reference.cross_answers(self.cross_speedups)
+
+    @functools.cached_property
+    def reference_lacks(self) -> pd.DataFrame:
+        """This store's CPU cases that no reference accelerator measured, per workload."""
+        return reference.lacking(self.ok, self.cross_speedups)
+
+    @functools.cached_property
+    def standing(self) -> pd.DataFrame:
+        """Every device model of the store and the references ranked per workload and kind,
+        ties within the 95% intervals sharing a rank (:func:`reference.standing`)."""
+        refs = self.references_ok
+        usable = refs[~refs["suspect"].to_numpy(bool)] if not refs.empty else refs
+        return reference.standing(self.usable, usable)
+
+    @functools.cached_property
     def run_comparison(self) -> compare.RunComparison:
         """Each run against its host's previous run (:func:`compare.run_comparison`)."""
         return compare.run_comparison(self.rows)
@@ -283,6 +333,12 @@ class Tables:
         """Per run: the cases it shares with its host's previous run, its regressions and
         improvements (:class:`compare.RunComparison`)."""
         return self.run_comparison.runs
+
+    @functools.cached_property
+    def case_history(self) -> pd.DataFrame:
+        """Every case's median in every run, with the changes :attr:`case_changes` flags
+        (:mod:`.history`)."""
+        return history.history(self.rows, self.runs, self.case_changes)
 
     @property
     def case_changes(self) -> pd.DataFrame:

@@ -66,13 +66,21 @@ COLUMNS = [
 ]
 
 
-def speedups(current_ok: pd.DataFrame) -> pd.DataFrame:
+def speedups(current_ok: pd.DataFrame, accelerators: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per pair (see the module docstring), sorted by host, workload, device and axis
-    value; ``current_ok`` is the current ok rows (:attr:`benchsite.tables.Tables.ok`)."""
+    value; ``current_ok`` is the current ok rows (:attr:`benchsite.tables.Tables.ok`).
+
+    With ``accelerators`` (the current ok rows of another store: a reference), the CPU rows of
+    ``current_ok`` pair with the accelerator rows of ``accelerators`` instead, on the same case
+    on any host: the two devices then sat in different machines (``host`` is the
+    accelerator's)."""
     keyed = current_ok.assign(pair_key=_pair_keys(current_ok))
     cpu = keyed[keyed["device_kind"].astype(str) == "cpu"]
     cpu = cpu.assign(_copies=[bool(p.get("include_transfer")) for p in cpu["p"]])
     cpu = cpu.sort_values("_copies", kind="stable").drop_duplicates("pair_key", keep="first")
+    if accelerators is not None:  # one CPU row per host and case, matched on the case alone
+        cpu = cpu.assign(pair_key=_pair_keys(cpu, by_host=False))
+        keyed = accelerators.assign(pair_key=_pair_keys(accelerators, by_host=False))
     fast = keyed[keyed["device_kind"].astype(str) != "cpu"]
     merged = fast.merge(cpu, on="pair_key", suffixes=("", "_cpu"))
     if merged.empty:
@@ -112,11 +120,12 @@ def _or(value: float, fallback: float) -> float:
     return value if value is not None and math.isfinite(value) and value > 0 else fallback
 
 
-def _pair_keys(rows: pd.DataFrame) -> list[str]:
+def _pair_keys(rows: pd.DataFrame, by_host: bool = True) -> list[str]:
+    hosts = rows["host"].astype(str) if by_host else pd.Series("", index=rows.index)
     return [
         f"{host}\x1f{workload}\x1f{world}\x1f{without(p, *DEVICE_BOUND_PARAMS)}\x1f{work}"
         for host, workload, world, p, work in zip(
-            rows["host"].astype(str),
+            hosts,
             rows["workload"].astype(str),
             rows["world_size"],
             rows["p"],

@@ -15,7 +15,9 @@ import pandas as pd
 __all__ = [
     "MAX_POINTS",
     "SIZE",
+    "VERDICT_COLORS",
     "bar_chart",
+    "history_chart",
     "line_chart",
     "ratio_chart",
     "stacked",
@@ -166,3 +168,49 @@ def stacked(*charts: Any) -> Any:
     if len(drawn) < 2:
         return drawn[0] if drawn else None
     return _altair().vconcat(*drawn)
+
+
+VERDICT_COLORS = {"regression": "#c0392b", "improvement": "#1e8449"}  # history_chart's
+
+
+def history_chart(case: pd.DataFrame) -> Any:
+    """One case's history (rows of :attr:`benchsite.tables.Tables.case_history`): the median
+    per run (x: the run's start) per series, each run's interval as a bar, and every flagged
+    change (``verdict``) as a large triangle coloured by it (:data:`VERDICT_COLORS`)."""
+    alt = _altair()
+    if alt is None:
+        return None
+    from benchsite.site.charts import log_or_linear
+
+    data = case.assign(
+        started=pd.to_datetime(case["started"], utc=True).dt.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        change=case["verdict"].replace("", None),
+    )[["started", "series", "median_s", "ci_low_s", "ci_high_s", "run_id", "change"]]
+    x = alt.X("started:T", title="run started (UTC)")
+    y = alt.Y("median_s:Q", title="median time (s)", scale=log_or_linear(data["median_s"]))
+    color = alt.Color("series:N", title=None)
+    tooltip = [
+        alt.Tooltip("series:N"),
+        alt.Tooltip("run_id:N", title="run"),
+        alt.Tooltip("median_s:Q", title="median (s)", format=".3~g"),
+    ]
+    base = alt.Chart(data)
+    line = base.mark_line(point=True).encode(x=x, y=y, color=color, tooltip=tooltip)
+    bars = base.mark_rule().encode(x=x, y="ci_low_s:Q", y2="ci_high_s:Q", color=color)
+    if data["change"].isna().all():  # a layer of no points would leave its scale empty
+        return alt.layer(line, bars).properties(**SIZE)
+    marks = (
+        base.transform_filter("datum.change != null")
+        .mark_point(shape="triangle-up", size=220, filled=True, opacity=0.9)
+        .encode(
+            x=x,
+            y=y,
+            color=alt.Color(
+                "change:N",
+                title="flagged",
+                scale=alt.Scale(domain=list(VERDICT_COLORS), range=list(VERDICT_COLORS.values())),
+            ),
+            tooltip=[*tooltip, alt.Tooltip("change:N", title="flagged")],
+        )
+    )
+    return alt.layer(line, bars, marks).resolve_scale(color="independent").properties(**SIZE)
