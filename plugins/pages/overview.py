@@ -192,7 +192,10 @@ def where_text(row: Any, prefix: str, size: Callable[[Any], str]) -> str:
 def _speedup_text(row: Any) -> str:
     if row.speedup != row.speedup:
         return "–"
-    return f"{format_ratio(row.speedup)} ({format_ratio(row.low)} – {format_ratio(row.high)})"
+    interval = f"{format_ratio(row.low)} – {format_ratio(row.high)}"
+    if row.uncertain:
+        interval += f", widened: flagged {', '.join(row.uncertain)}"
+    return f"{format_ratio(row.speedup)} ({interval})"
 
 
 def _at_text(row: Any, size: Callable[[Any], str]) -> str:
@@ -215,6 +218,7 @@ def chart_text(site: Site, table: pd.DataFrame) -> str:
         for row in table.itertuples()
     ]
     return (
-        "Speedup over the CPU of each workload's default case at its largest trustworthy "
-        "size. " + "; ".join(parts) + "."
+        "Speedup over the CPU of each workload's default case at its largest measured size. "
+        + "; ".join(parts)
+        + "."
     )

@@ -1,10 +1,20 @@
-"""Which rows count: every row prepared once, the current row of each case, and whether an ok
-row is usable (headline-worthy) or suspect, with the reasons.
+"""Which rows count: every row prepared once, the current row of each case, whether an ok row
+is usable or suspect (with the reasons), and how uncertain its time is.
 
 A row is **ok** when its status is ``ok`` and it has a positive median. An ok row is **suspect**
 when a validity flag (added by a ``prepare_results`` plugin, read from the ``flags`` column)
-says its number should not be headlined (:data:`SUSPECT_FLAGS`); otherwise it is **usable**.
-Suspect rows are still shown, marked, with their reasons; they are never a headline.
+says its number is wrong, not merely uncertain (:data:`SUSPECT_FLAGS`: faster than the device
+can be); otherwise it is **usable**. Suspect rows are shown, marked, with their reasons, and
+leave every verdict.
+
+A row flagged **uncertain** (:data:`UNCERTAIN_FLAGS`: noisy, drifting, measured on a busy
+machine, disagreeing between rounds) is not dropped: it stays in every verdict with a wider
+interval. Its **verdict range** (``time_low_s``–``time_high_s``, :func:`verdict_range`) spans
+its stored interval and the 10th to 90th percentile of its samples (what its samples actually
+spread over); an unflagged row's is its stored interval. Every ratio of two rows, one of them
+uncertain, widens its interval to what the two verdict ranges allow (:func:`benchsite.tables.speedups.widened`), so a
+verdict that a pair's interval no longer supports (faster *or* slower) leaves that pair out and
+says so.
 """
 
 from __future__ import annotations
@@ -14,6 +24,7 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
+import numpy as np
 import pandas as pd
 
 from benchsite.store import parts as store
@@ -22,10 +33,14 @@ T = TypeVar("T")
 
 CASE_KEYS = ["host", "device", "workload", "case_key"]
 RATES = (("tflops", "TFLOP/s"), ("gbps", "GB/s"), ("items_per_s", "items/s"))
-# validity flags (codes of the ``flags`` column) that make a row's number not headline-worthy:
-# the only list of them. A flag not named here (in-cache, launch-bound, ...) qualifies a
-# number but does not disqualify it.
-SUSPECT_FLAGS = frozenset({"noisy", "unstable", "busy", "above-peak"})
+# validity flags (codes of the ``flags`` column) that make a row's number wrong, so that it
+# leaves every verdict: the only list of them. A flag not named here or in UNCERTAIN_FLAGS
+# (in-cache, launch-bound, ...) qualifies a number but neither drops nor widens it.
+SUSPECT_FLAGS = frozenset({"above-peak"})
+# validity flags that make a row's number uncertain: it stays in every verdict, its interval
+# widened to its verdict range (see the module docstring)
+UNCERTAIN_FLAGS = frozenset({"noisy", "unstable", "busy", "irreproducible"})
+SPREAD_PERCENTILES = (10, 90)  # the samples' spread an uncertain row's verdict range covers
 # the columns :func:`prepare` adds (a download of the store leaves them out)
 DERIVED_COLUMNS = (
     "p",
@@ -38,6 +53,9 @@ DERIVED_COLUMNS = (
     "ok",
     "reasons",
     "suspect",
+    "uncertain",
+    "time_low_s",
+    "time_high_s",
 )
 
 
@@ -46,7 +64,8 @@ def prepare(results: pd.DataFrame) -> pd.DataFrame:
     and ``dev`` (device_info) dicts (shared between rows of equal text: read them, never change
     them), ``params_obj`` (= ``p``), ``params_text``, ``variant`` (every parameter but the axis),
     ``series`` (host and device), ``flags`` (tuples of codes), ``ok``, ``reasons`` (why an ok
-    row is suspect, as a tuple of codes) and ``suspect``."""
+    row is suspect, as a tuple of codes), ``suspect``, ``uncertain`` (its codes of
+    :data:`UNCERTAIN_FLAGS`) and its verdict range ``time_low_s``–``time_high_s``."""
     frame = results.reset_index(drop=True).copy(deep=False)
     for column, target in (("params", "p"), ("metrics", "m"), ("device_info", "dev")):
         if target not in frame:  # a prepare_results plugin may have decoded it already
@@ -64,7 +83,45 @@ def prepare(results: pd.DataFrame) -> pd.DataFrame:
     suspect = each_once(frame["flags"], _suspect_codes, tuple)  # each distinct set of flags once
     frame["reasons"] = [codes if ok else () for codes, ok in zip(suspect, frame["ok"], strict=True)]
     frame["suspect"] = frame["reasons"].map(bool) & frame["ok"]
+    frame["uncertain"] = each_once(frame["flags"], _uncertain_codes, tuple)
+    frame["time_low_s"], frame["time_high_s"] = _verdict_ranges(frame)
     return frame
+
+
+def _uncertain_codes(flags: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(code for code in flags if code in UNCERTAIN_FLAGS)
+
+
+def _verdict_ranges(frame: pd.DataFrame) -> tuple[list[float], list[float]]:
+    """``time_low_s`` and ``time_high_s`` of every row (:func:`verdict_range`)."""
+    nan = pd.Series(math.nan, index=frame.index)
+    columns = [
+        frame["median_s"],
+        frame.get("ci_low_s", nan),
+        frame.get("ci_high_s", nan),
+        frame.get("samples_s", pd.Series([None] * len(frame), index=frame.index)),
+        frame["uncertain"],
+    ]
+    ranges = [verdict_range(*values) for values in zip(*columns, strict=True)]
+    return [low for low, _ in ranges], [high for _, high in ranges]
+
+
+def verdict_range(
+    median: float, low: float, high: float, samples: Any, uncertain: tuple[str, ...]
+) -> tuple[float, float]:
+    """The times a row's number may stand for in a verdict: its stored interval (``low`` to
+    ``high``, the median where none), and where the row is ``uncertain`` also the
+    :data:`SPREAD_PERCENTILES` of its samples."""
+    if not (median == median and median > 0):
+        return math.nan, math.nan
+    ends = [median, _finite(low, median), _finite(high, median)]
+    if uncertain and samples is not None and len(samples):
+        ends.extend(np.percentile(np.asarray(samples, dtype=float), SPREAD_PERCENTILES).tolist())
+    return min(ends), max(ends)
+
+
+def _finite(value: Any, fallback: float) -> float:
+    return float(value) if value is not None and value == value and value > 0 else fallback
 
 
 def _suspect_codes(flags: tuple[str, ...]) -> tuple[str, ...]:
