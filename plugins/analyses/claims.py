@@ -219,8 +219,8 @@ def cpu_no_memory_limit(tables: Tables, findings: list[Finding]) -> Finding:
             [str(row.row_id)],
         )
     parts = [
-        f"{d['max_batch']:,.0f} on the {d['label']} of {d['host']} ({d['case']}, within "
-        f"a {bytes_text(d['limit_bytes'])} budget)"
+        f"{d['max_batch']:,.0f} samples on the {d['label']} of {d['host']} ({d['case']}, "
+        f"within a {bytes_text(d['limit_bytes'])} budget)"
         for d in cpu
     ]
     return verdict(
@@ -240,7 +240,7 @@ def gpu_memory_limits(tables: Tables, findings: list[Finding]) -> Finding:
     ooms = list(current["row_id"][current["status"] == "oom"])
     if gpu:  # the max-batch search ends where the GPU's memory does
         parts = "; ".join(
-            f"{d['max_batch']:,.0f} on the {d['label']} "
+            f"{d['max_batch']:,.0f} samples on the {d['label']} "
             f"({bytes_text(d['memory_bytes'])}, {d['case']})"
             for d in gpu
         )
@@ -248,7 +248,8 @@ def gpu_memory_limits(tables: Tables, findings: list[Finding]) -> Finding:
             "gpu-memory",
             claim,
             "supported",
-            f"the batch stops where GPU memory does: at most {parts}.",
+            f"the batch stops where GPU memory does: at most {parts}. Tested on the batch "
+            "size of one model, not on model size.",
             _memory_rows(findings) + ooms,
             bullets=[_compared(findings)],
         )
@@ -487,12 +488,18 @@ def cpu_threads_limited(tables: Tables, findings: list[Finding]) -> Finding:
             evidence,
             bullets=lines,
         )
+    below = "; ".join(
+        f"{f.title.removeprefix('CPU thread scaling: ')} on {f.scope['hosts'][0]} "
+        f"{ratio(f.numbers['speedup'])} on {plural(f.numbers['threads'], 'thread')} "
+        f"({percent(f.numbers['efficiency'])} efficiency)"
+        for f in by_host(flat, host_order(tables))
+    )
     return verdict(
         "cpu-threads",
         claim,
         "depends",
-        f"on the op: {len(flat)} of {len(curves)} "
-        "do not scale (see the CPU threads findings for why).",
+        f"on the op: {len(curves) - len(flat)} of {len(curves)} reach half of linear scaling "
+        f"on all threads; {below} stay below it (see the CPU threads findings for why).",
         evidence,
         bullets=lines,
     )
