@@ -53,12 +53,28 @@ class AnswerRow:
 
 
 @dataclass(frozen=True)
+class SystemRow:
+    """One host's hardware as the first screen shows it: CPU model and cores, RAM, GPU, driver,
+    torch."""
+
+    host: str
+    cpu: str
+    cores: str
+    ram: str
+    gpu: str
+    driver: str
+    torch: str
+
+
+@dataclass(frozen=True)
 class OverviewContext:
     """``index.html``: the one-screen answer per workload (table and chart, or what to run to
     get it), the devices compared, the top findings and recommendations, and when and where it
     was measured."""
 
     measured: Measured
+    lead: list[str]
+    systems: list[SystemRow]
     answers: list[AnswerRow]
     headline_chart: ChartView | None
     missing_speedup: str | None
@@ -84,6 +100,8 @@ def render(site: Site) -> list[RenderedPage]:
     )
     context = OverviewContext(
         measured=measured(site),
+        lead=lead_sentences(site, table),
+        systems=system_rows(site, table),
         answers=answer_rows(site, table),
         headline_chart=(
             site.chart(
@@ -145,6 +163,77 @@ def _top_findings(findings: list) -> list:
     chosen = [first_of[kind] for kind in HEADLINE_KINDS if kind in first_of][:TOP_FINDINGS]
     chosen += [f for f in ranked if all(f is not c for c in chosen)]
     return chosen[:TOP_FINDINGS]
+
+
+JOBS = (("training", "Training", "a step"), ("inference", "Inference", "a batch"))
+
+
+def lead_sentences(site: Site, table: pd.DataFrame) -> list[str]:
+    """One sentence per question the first screen answers: for a training job and an
+    inference job (the one of each whose CPU time at its realistic size is longest: the
+    heaviest measured), the speedup with its interval, both times and from which size the GPU
+    wins, all read from :attr:`benchsite.tables.Tables.answers`."""
+    from benchsite.toolkit.findings import kind_of_workload
+
+    shown = table[table["speedup"].notna()]
+    out = []
+    for kind, name, call in JOBS:
+        mine = shown[shown["workload"].map(kind_of_workload) == kind]
+        if not mine.empty:
+            out.append(job_sentence(site, name, call, mine.loc[mine["cpu_median_s"].idxmax()]))
+    return out
+
+
+def job_sentence(site: Site, name: str, call: str, row: Any) -> str:
+    """``Training (cnn-train, batch 128, …): the NVIDIA H200 (cuda:0) is 57× faster …``."""
+    from benchsite.toolkit.findings import case_text, seconds_text
+
+    size = functools.partial(site.tables.value_text, row.workload, str(row.axis))
+    case = case_text(row.params, in_bytes=str(row.workload) in site.tables.byte_sized)
+    wins = where_text(row, "kernel", size)
+    flagged = f", widened: flagged {', '.join(row.uncertain)}" if row.uncertain else ""
+    return (
+        f"{name} ({row.workload}, {case}): the {row.gpu_label} is "
+        f"{format_ratio(row.speedup)} faster than the {row.cpu_label} (95% interval "
+        f"{format_ratio(row.low)}–{format_ratio(row.high)}{flagged}): "
+        f"{seconds_text(row.gpu_median_s)} against {seconds_text(row.cpu_median_s)} {call}. "
+        f"The GPU is faster from: {wins}."
+    )
+
+
+def system_rows(site: Site, table: pd.DataFrame) -> list[SystemRow]:
+    """The hardware of each host the answers come from (of every host where none does)."""
+    from benchsite.units import format_bytes
+
+    devices = site.tables.devices
+    hosts = list(dict.fromkeys(table["host"])) or list(dict.fromkeys(devices["host"]))
+    rows = []
+    for host in hosts:
+        mine = devices[devices["host"] == host]
+        cpu = mine[mine["device"] == "cpu"]
+        single = ~mine["device"].str.contains("-|×")  # not a group of devices (cuda:0-1, cuda×2)
+        gpu = mine[mine["device_kind"].isin(("cuda", "mps")) & single].drop_duplicates("device")
+        cpu_info = cpu.iloc[0]["info"] if len(cpu) else {}
+        gpu_info = gpu.iloc[0]["info"] if len(gpu) else {}
+        memory = cpu_info.get("memory_bytes")
+        gpu_memory = gpu_info.get("memory_bytes")
+        rows.append(
+            SystemRow(
+                host=str(host),
+                cpu=str(cpu.iloc[0].device_model) if len(cpu) else "–",
+                cores=f"{cpu_info.get('usable_cpus') or cpu_info.get('logical_cpus') or '–'}",
+                ram=format_bytes(memory) if memory else "–",
+                gpu=(
+                    f"{len(gpu)} × {gpu.iloc[0].device_model}"
+                    + (f" ({format_bytes(gpu_memory)})" if gpu_memory else "")
+                    if len(gpu)
+                    else "none"
+                ),
+                driver=str(gpu_info.get("driver_version") or "–"),
+                torch=str(cpu_info.get("torch_version") or gpu_info.get("torch_version") or "–"),
+            )
+        )
+    return rows
 
 
 def answer_rows(site: Site, table: pd.DataFrame) -> list[AnswerRow]:
