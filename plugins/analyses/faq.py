@@ -368,14 +368,31 @@ def cost_energy(tables: Tables, findings: list[Finding]) -> Finding:
         )
     # the same case on both devices first: a device measured alone answers "which is cheaper"
     found = by_host(sorted(found, key=lambda f: not f.numbers.get("same_case")), host_order(tables))
-    return reply(
-        "cost",
-        q,
-        "Per item, the cheaper device depends on the workload; each line "
-        "compares the same case on both devices:",
-        _lines(found),
-        _evidence(found),
-    )
+    return reply("cost", q, cost_lead(found), _lines(found), _evidence(found))
+
+
+def cost_lead(found: list[Finding]) -> str:
+    """The cost answer's first sentence, from the findings' own comparisons: which device is
+    cheaper per item in how many of the workloads compared on both, and energy likewise."""
+    parts = []
+    for key, what in (("cost_ratio", "costs less"), ("energy_ratio", "uses less energy")):
+        ratios = [f.numbers[key] for f in found if f.numbers.get(key) is not None]
+        if not ratios:
+            continue
+        gpu = sum(r > 1 for r in ratios)
+        parts.append(
+            f"the accelerator {what} in {gpu} of {len(ratios)} workloads compared "
+            f"on both devices ({ratio(min(ratios))} to {ratio(max(ratios))} less)"
+            if gpu == len(ratios)
+            else f"the accelerator {what} in {gpu} of {len(ratios)} workloads "
+            f"compared on both devices, the CPU in {len(ratios) - gpu}"
+        )
+    if not parts:
+        return (
+            "Not compared: no case has an energy or a cost figure on both a CPU and an "
+            "accelerator; each line gives each device's own figures."
+        )
+    return "Per item, " + "; ".join(parts) + " (each line: the same case on each device)."
 
 
 def techniques(tables: Tables, findings: list[Finding]) -> Finding:
