@@ -294,3 +294,33 @@ def test_the_example_config_answers_what_it_costs_with_dated_sourced_list_prices
     assert "at its list price" in copy.answer and "costs 8.8× less per item" in copy.answer
     assert "Spheron on-demand H200 price as of 17 March 2026" in copy.explanation
     assert "June 2026" in copy.explanation
+
+
+@pytest.mark.parametrize("width,height", [(1280, 800), (390, 844)])
+def test_the_first_screen_answers_with_speedup_times_and_the_system(
+    example_site, chromium, analysed, width, height
+):
+    site, _ = example_site
+    page = chromium.new_page(viewport={"width": width, "height": height})
+    page.goto((site / "index.html").as_uri())
+    lead = page.locator("ul.lead-answers li")
+    assert lead.count() == 2
+    training, inference = lead.all_inner_texts()
+    assert training.startswith("Training (") and inference.startswith("Inference (")
+    answers = analysed.tables.answers.set_index("workload")
+    for sentence in (training, inference):
+        row = answers.loc[sentence.split("(", 1)[1].split(",", 1)[0]]
+        assert f"is {_ratio_words(row.speedup)} faster than the {row.cpu_label}" in sentence
+        assert re.search(r"[\d.]+ (ms|s|µs) against [\d.]+ (ms|s|µs) a (step|batch)", sentence)
+        assert "The GPU is faster from: " in sentence
+    assert lead.nth(0).bounding_box()["y"] < height  # on the first screen, at both widths
+    system = page.locator("table.systems").inner_text()
+    for word in ("Intel(R) Xeon(R) Processor", "126 GiB", "NVIDIA H200", "580.159.04", "2.11.0"):
+        assert word in system
+    page.close()
+
+
+def _ratio_words(value: float) -> str:
+    from benchsite.units import format_ratio
+
+    return format_ratio(value)

@@ -197,8 +197,21 @@ def job_sentence(site: Site, name: str, call: str, row: Any) -> str:
         f"{format_ratio(row.speedup)} faster than the {row.cpu_label} (95% interval "
         f"{format_ratio(row.low)}–{format_ratio(row.high)}{flagged}): "
         f"{seconds_text(row.gpu_median_s)} against {seconds_text(row.cpu_median_s)} {call}. "
-        f"The GPU is faster from: {wins}."
+        f"The GPU is faster from: {wins}.{cost_words(site, row)}"
     )
+
+
+def cost_words(site: Site, row: Any) -> str:
+    """`` At the listed prices it costs 8.3× less per item.``: the energy-cost finding of the
+    same host and workload, where it compares a price on both devices (empty where none)."""
+    for found in site.analysed.of_kind("energy-cost"):
+        ratio = found.numbers.get("cost_ratio")
+        if found.workload == row.workload and row.host in found.scope.get("hosts", []) and ratio:
+            less = (
+                f"{format_ratio(ratio)} less" if ratio >= 1 else f"{format_ratio(1 / ratio)} more"
+            )
+            return f" At the list prices this site was built with it costs {less} per item."
+    return ""
 
 
 def system_rows(site: Site, table: pd.DataFrame) -> list[SystemRow]:
