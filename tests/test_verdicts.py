@@ -324,3 +324,46 @@ def _ratio_words(value: float) -> str:
     from benchsite.units import format_ratio
 
     return format_ratio(value)
+
+
+def test_chart_ticks_are_words_with_units():
+    from benchsite.units import tick_label
+
+    def tick(kind: str, value: float) -> str:  # the expression read the way Vega does
+        expression = tick_label(kind)
+        for threshold, text in re.findall(
+            r"abs\(datum\.value\) >= ([\de.+-]+) \? format\(datum\.value / [\de.+-]+, '\.3~g'\) "
+            r"\+ ' ([^']+)'",
+            expression,
+        ):
+            if abs(value) >= float(threshold):
+                return f"{value / float(threshold):.3g} {text}"
+        return expression.rsplit(" : ", 1)[-1]
+
+    assert tick("bytes", 2**30) == "1 GiB" and tick("bytes", 256 * 2**20) == "256 MiB"
+    assert tick("seconds", 0.012) == "12 ms" and tick("GB/s", 4240.0) == "4.24 TB/s"
+    assert tick("count", 1e8) == "100 million" and "kGB/s" not in tick_label("GB/s")
+    assert "~s" not in tick_label("items/s")
+
+
+def test_the_memory_legend_draws_its_dash_styles_and_labels_are_words():
+    import pandas as pd
+
+    from benchsite.site import charts
+
+    frame = pd.DataFrame(
+        {
+            "axis_value": [1.0, 8.0, 1.0, 8.0],
+            "value": [2.0**28, 2.0**29, 2.0**27, 2.0**28],
+            "metric": ["GPU peak allocated"] * 2 + ["GPU peak reserved"] * 2,
+            "series": ["h200 · cuda:0"] * 4,
+            "variant": ["fp32"] * 4,
+        }
+    )
+    spec = charts.memory_chart(frame, "batch").to_dict()
+    layers = spec.get("spec", spec)["layer"]
+    dashed = [layer for layer in layers if "strokeDash" in layer.get("encoding", {})]
+    assert len(dashed) == 1 and dashed[0]["mark"]["type"] == "line"
+    assert dashed[0]["encoding"]["strokeDash"]["legend"]["symbolType"] == "stroke"
+    y = layers[0]["encoding"]["y"]["axis"]
+    assert "GiB" in y["labelExpr"] and y["values"][:3] == [0.0, 2.0**27, 2.0**28]

@@ -21,7 +21,7 @@ from markupsafe import Markup
 
 from benchsite import Page, RenderedPage, hookimpl
 from benchsite.tables import compare as comparing
-from benchsite.units import format_number, format_seconds
+from benchsite.units import format_rate_in, format_seconds
 
 if TYPE_CHECKING:  # the site stack is imported when a site is built, not at start-up
     from benchsite.site import Site
@@ -91,7 +91,7 @@ def leader_boards(table: pd.DataFrame) -> list[Board]:
                 f"{r.host} {r.device}",
                 f"{format_seconds(r.median_s)} [{format_seconds(r.ci_low_s)}–"
                 f"{format_seconds(r.ci_high_s)}]",
-                format_number(r.rate, r.rate_unit) if r.rate_unit else "",
+                format_rate_in(r.rate, r.rate_unit) if r.rate_unit else "",
                 f"{r.versus_best:.0%}",
             )
             for r in rows.itertuples(index=False)

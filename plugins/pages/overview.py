@@ -95,6 +95,12 @@ def render(site: Site) -> list[RenderedPage]:
 
     table = site.tables.answers
     shown = table[table["speedup"].notna()]
+    shown = shown.assign(
+        label=[
+            f"{r.workload} {case}".strip()
+            for r, case in zip(shown.itertuples(), chart_cases(shown), strict=True)
+        ]
+    )
     findings = off_small_hosts(
         site, [f for f in site.findings if f.kind not in ("recommendation", "faq", "claim")]
     )
@@ -249,21 +255,31 @@ def system_rows(site: Site, table: pd.DataFrame) -> list[SystemRow]:
     return rows
 
 
-def answer_rows(site: Site, table: pd.DataFrame) -> list[AnswerRow]:
-    """The one-screen answer, a row per workload and accelerator, in words."""
+def chart_cases(table: pd.DataFrame) -> list[str]:
+    """Each answer's case in words for the chart's labels (``(fp32, seq len 128)``)."""
+    return [f"({case})" if (case := answer_case(row)) else "" for row in table.itertuples()]
+
+
+def answer_case(row: Any) -> str:
+    """An answer's case in words, without the swept parameter and the baselines (a baseline is
+    said once, in the text above the table: "sparsity 0" names nothing)."""
     from benchsite.tables.answers import PLAIN
     from benchsite.toolkit.findings import case_text
 
+    plain = [k for k, v in PLAIN.items() if k != "precision" and row.params.get(k) == v]
+    return case_text(row.params, skip=[str(row.axis), *plain])
+
+
+def answer_rows(site: Site, table: pd.DataFrame) -> list[AnswerRow]:
+    """The one-screen answer, a row per workload and accelerator, in words."""
     rows = []
     for row in table.itertuples():
         size = functools.partial(site.tables.value_text, row.workload, str(row.axis))
-        # a baseline is said once, in the text above the table: "sparsity 0" names nothing
-        plain = [k for k, v in PLAIN.items() if k != "precision" and row.params.get(k) == v]
         rows.append(
             AnswerRow(
                 workload=str(row.workload),
                 href=site.workload_path(str(row.workload)),
-                case=case_text(row.params, skip=[str(row.axis), *plain]),
+                case=answer_case(row),
                 device=str(row.series),
                 kernel=where_text(row, "kernel", size),
                 copies=where_text(row, "copies", size),
