@@ -16,6 +16,7 @@ from benchsite import Page, hookspecs
 from benchsite.host import registry
 from benchsite.site import analyse as analysis
 from benchsite.store import parts as store
+from benchsite.tables import Tables
 from tests.conftest import EXAMPLE_RESULTS, TESTS, install_into
 
 EVERY_HOOK = str(TESTS / "plugins" / "every_hook.py")
@@ -48,6 +49,12 @@ def test_a_plugin_implementing_every_hook_works(benchsite_plugins, run_workloads
     assert '"every.one": 1.0' in rows["metrics"].iloc[0]
     analysed = analysis.analyse(plugins, rows)
     assert analysed.results["every"].all()
+    # a flag this plugin registers as suspect keeps the rows carrying it out of the headlines
+    assert analysed.tables.flags["every-odd"].suspect
+    assert "every-odd" in analysed.tables.suspect_flags
+    odd = analysed.results.assign(flags=[("every-odd",)] * len(rows))
+    tables = Tables.of(odd, analysed.tables.flags)
+    assert tables.usable.empty and set(tables.suspect["reasons"]) == {("every-odd",)}
     (finding,) = analysed.of_kind("note")
     assert finding.answer == "2 rows" and set(finding.evidence) == set(rows["row_id"])
 

@@ -21,6 +21,7 @@ from benchsite.store import parts as store
 from tests.conftest import TESTS
 
 FAULTS = str(TESTS / "plugins" / "distributed_faults.py")
+KINDS = str(TESTS / "plugins" / "distributed_kinds.py")
 
 
 def measure(
@@ -33,10 +34,10 @@ def measure(
     cpu = [d for d in runner.select_devices(loaded, ("cpu",))]
     registered = runner.select_workloads(loaded, (workload,))[0]
     (group,) = distributed.device_groups(cpu, params)
-    planned = runner.PlannedCase(registered, group.device, params, group)
+    planned = runner.plan_case(registered, group.device, params, group)
     context = runner.RunContext(options, loaded, "run-1", "host-1", runner.SilentReporter())
     with Worker(plugins) as worker:
-        row = runner.measure_planned(worker, planned, context)
+        ((_, row, _),) = runner.measure_in_order(worker, [planned], context)
     store.write_rows(results, "host-1", "run-1", [row])
     frame = store.read_results(results)
     return frame[frame["row_id"] == row["row_id"]].iloc[0].to_dict()
@@ -182,6 +183,21 @@ def test_an_oversized_group_is_skipped_without_launching(results_dir: Path) -> N
     row = measure(results_dir, "allreduce", params)
     assert row["status"] == "skipped" and "world_size 64 needs 64 cpu ranks" in row["error"]
     assert row["world_size"] == 64 and row["device"] == "cpu×64"
+
+
+def test_an_unsupported_kind_keeps_its_skipped_row_beside_a_group_of_that_kind(
+    run_workloads: Any,
+) -> None:
+    """A distributed workload planned on a device kind it does not support is stored as
+    skipped, even when another distributed workload shares that kind and world size (a
+    launch batch of the kind and world size must not swallow it)."""
+    report, rows = run_workloads("dist-*", plugins=(KINDS,))
+    statuses = dict(zip(rows["workload"], rows["status"], strict=True))
+    assert statuses == {"dist-huge": "skipped", "dist-cuda-only": "skipped"}
+    errors = dict(zip(rows["workload"], rows["error"], strict=True))
+    assert "world_size 4096 needs 4096 cpu ranks" in errors["dist-huge"]
+    assert errors["dist-cuda-only"] == "dist-cuda-only runs only on cuda, not on cpu"
+    assert set(rows["world_size"]) == {4096} and report.statuses == {"skipped": 2}
 
 
 def test_launcher_environment_keeps_nvlink_multicast_off() -> None:

@@ -5,6 +5,7 @@ block of base.html and every macro of _macros.html."""
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import inspect
 import re
 
@@ -13,6 +14,7 @@ import pytest
 from benchsite import hookspecs, records
 from tests.conftest import TESTS
 
+SCRIPTS = TESTS.parent / "scripts"
 GUIDE = (TESTS.parent / "docs" / "plugins.md").read_text(encoding="utf-8")
 TEMPLATES = TESTS.parent / "templates"
 RECORDS = (
@@ -24,6 +26,7 @@ RECORDS = (
     records.Analysis,
     records.Page,
     records.RenderedPage,
+    records.Flag,
 )
 
 
@@ -63,3 +66,15 @@ def test_the_guide_names_every_block_and_macro_of_the_theme():
         assert f"`{block}`" in GUIDE, f"docs/plugins.md does not name the block {block}"
     for signature in re.findall(r"{%-? macro ([^%]+?) -?%}", macros):
         assert f"`{signature.strip()}`" in GUIDE, f"docs/plugins.md lacks the macro {signature}"
+
+
+def test_the_toolkit_page_is_generated_from_the_docstrings():
+    """docs/toolkit.md says what the toolkit's modules and the engine's public names are, as
+    their docstrings and ``__all__`` say now (``python scripts/toolkit_docs.py --write``)."""
+    spec = importlib.util.spec_from_file_location("toolkit_docs", SCRIPTS / "toolkit_docs.py")
+    generator = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generator)
+    page = (TESTS.parent / "docs" / "toolkit.md").read_text(encoding="utf-8")
+    assert page == generator.page(), "docs/toolkit.md is stale: run scripts/toolkit_docs.py --write"
+    for name in generator.toolkit_modules():
+        assert f"## `{name}`" in page

@@ -239,8 +239,8 @@ def test_store_check_lists_and_quarantines_bad_parts_without_deleting(tmp_path):
 
 
 def test_leftovers_of_dead_writers_are_removed_but_not_a_live_writers(tmp_path):
-    from benchsite._infra import lock as locks
     from benchsite.store import check as store_check
+    from benchsite.store import runlock as locks
 
     dead = store_of_parts(tmp_path, 1) / ".part-x.parquet.tmp-999999"
     dead.write_bytes(b"half a file")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import jinja2
 import pytest
 
 from benchsite.errors import PluginError
@@ -80,3 +81,82 @@ def test_an_error_inside_a_library_also_names_the_callers_line():
         text = describe_exception(exc)
     assert text.startswith("AttributeError: 'DataFrame' object has no attribute 'ok' (")
     assert text.endswith(f", from test_plugins.py:{my_analysis.__code__.co_firstlineno + 3})")
+
+
+ISOLATION = {
+    "first": """
+@hookimpl
+def prepare_jinja_env(env):
+    env.calls.append("first")
+""",
+    "raises": """
+@hookimpl
+def prepare_jinja_env(env):
+    env.calls.append("raises")
+    raise RuntimeError("boom")
+""",
+    "wrapping": """
+@hookimpl(wrapper=True)
+def prepare_jinja_env(env):
+    env.calls.append("before")
+    result = yield
+    env.calls.append("after")
+    return result
+""",
+}
+RENAMED = """
+@hookimpl(specname="prepare_jinja_env")
+def add_filters(env):
+    env.calls.append("renamed")
+"""
+
+
+def _plugin_folder(tmp_path, plugins):
+    for name, body in plugins.items():
+        (tmp_path / f"{name}.py").write_text("from benchsite import hookimpl\n" + body)
+    return str(tmp_path)
+
+
+class _Env(jinja2.Environment):
+    """A real Jinja environment that records which implementations ran."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls = []
+
+
+def _calls(plugins, names):
+    env = _Env()
+    list(plugins.call_each("prepare_jinja_env", {"env": env}))
+    return [call for call in env.calls if call in names]
+
+
+def test_each_implementation_is_called_alone_inside_the_wrappers(
+    benchsite_plugins, tmp_path, capsys
+):
+    """Failure isolation through pluggy's public API: one call per implementation, newest
+    registered first (a folder loads in name order), the wrappers around each call (the
+    built-ins' too), and the one that raises noted by name and skipped."""
+    plugins = benchsite_plugins(_plugin_folder(tmp_path, ISOLATION))
+    env = _Env()
+    list(plugins.call_each("prepare_jinja_env", {"env": env}))
+    implementations = plugins.hook.prepare_jinja_env.get_hookimpls()
+    assert env.calls.count("before") == len(implementations) - 1  # each but the wrapper
+    assert env.calls.count("after") == len(implementations) - 2  # each but the one raising
+    ours = [index for index, call in enumerate(env.calls) if call in {"raises", "first"}]
+    assert [env.calls[i] for i in ours] == ["raises", "first"]
+    assert all(env.calls[i - 1] == "before" for i in ours)
+    assert env.calls[ours[0] + 1] == "before" and env.calls[ours[1] + 1] == "after"
+    assert [info.name for info in plugins.load_errors] == ["raises"]
+    assert "prepare_jinja_env raised RuntimeError: boom (raises.py:6)" in capsys.readouterr().err
+
+
+def test_an_implementation_named_through_specname_is_called_once(benchsite_plugins, tmp_path):
+    plugins = benchsite_plugins(_plugin_folder(tmp_path, {**ISOLATION, "renamed": RENAMED}))
+    assert _calls(plugins, {"first", "raises", "renamed"}) == ["renamed", "raises", "first"]
+
+
+def test_an_implementation_that_raises_is_fatal_when_strict(benchsite_plugins, tmp_path):
+    plugins = benchsite_plugins(_plugin_folder(tmp_path, ISOLATION), strict=True)
+    with pytest.raises(PluginError, match=r"plugin raises .*prepare_jinja_env raised"):
+        list(plugins.call_each("prepare_jinja_env", {"env": _Env()}))

@@ -14,7 +14,7 @@ import pytest
 from benchsite.plugins.pages import runs as runs_page
 from conftest import EXAMPLE_RESULTS
 
-from benchsite.errors import PluginError
+from benchsite.errors import PluginError, StoreError
 from benchsite.host.manager import load_plugins
 from benchsite.measure.runner import RunReport
 from benchsite.records import Page, RenderedPage
@@ -316,6 +316,10 @@ def test_a_rebuild_hands_out_first_the_pages_that_took_longest_last_time(tmp_pat
 def test_no_store_at_the_default_place_runs_the_quick_suite_first_and_says_so(
     tmp_path, monkeypatch
 ):
+    # the decision is the CLI's (the site never imports the runner): `benchsite build` on a
+    # fresh clone measures first, then builds
+    from benchsite.cli import app
+
     calls, notices, stages = [], [], []
 
     class Reporter:
@@ -331,14 +335,25 @@ def test_no_store_at_the_default_place_runs_the_quick_suite_first_and_says_so(
         store.write_rows(options.results, "here", "r", rows)
         return RunReport("r", "here", options.results)
 
-    monkeypatch.setattr(build_module, "run_benchmarks", run_benchmarks)
+    monkeypatch.setattr(app, "run_benchmarks", run_benchmarks)
     monkeypatch.chdir(tmp_path)  # ./results is the default store, and it does not exist
-    report = build_site(BuildOptions(out=tmp_path / "site"), Reporter())
-    assert report.ran_suite and calls[0].profile == "quick"
-    assert "running the quick suite" in notices[0]
+    options = BuildOptions(out=tmp_path / "site")
+    assert app.measure_first_if_new(options, Reporter())
+    assert calls[0].profile == "quick" and "running the quick suite" in notices[0]
+    assert not app.measure_first_if_new(options, Reporter())  # now there is a store
+    build_site(options, Reporter())
     names = ("plugins", "read", "analyse", "pages", "files", "charts")
     assert stages == [(name, index, len(names)) for index, name in enumerate(names)]
     assert (tmp_path / "site" / "index.html").exists()
+
+
+def test_a_missing_store_elsewhere_is_one_line_and_measures_nothing(tmp_path):
+    from benchsite.cli import app
+
+    options = BuildOptions(results=tmp_path / "none", out=tmp_path / "site")
+    assert not app.measure_first_if_new(options, None)
+    with pytest.raises(StoreError, match="does not exist"):
+        build_site(options)
 
 
 def test_no_finding_recommendation_faq_answer_or_claim_is_rendered_without_evidence(example_site):

@@ -11,7 +11,7 @@ import pytest
 from analysis_frames import CPU_INFO, frame, row
 from benchsite.plugins.analyses.speedup import speedup_findings
 
-from benchsite import Analysis
+from benchsite import Analysis, Flag
 from benchsite.site.analyse import Analysed, arguments_for, run_analysis
 from benchsite.tables import Tables
 from benchsite.tables.speedups import block_picks, ratio_intervals
@@ -183,3 +183,36 @@ def test_tables_worked_out_side_by_side_are_those_worked_out_one_after_another()
             )
     with pytest.raises(ValueError, match="not tables"):
         apart.adopt({"speedup": here.speedups})
+
+
+def test_a_flag_means_what_the_plugin_that_registers_it_says(tmp_path):
+    """The tables name no flag: ``above-peak`` is suspect and ``noisy`` uncertain because the
+    validity plugin registers them so (the default, the installed plugins' flags); given other
+    flags, other codes count."""
+    results = frame([row("matmul", "cpu", 1e-3, {"size": 64})], tmp_path)
+    wrong = _flagged(results, set(results["row_id"]), "above-peak")
+    assert Tables.of(wrong).suspect["reasons"].tolist() == [("above-peak",)]
+    assert "above-peak" in Tables.of(wrong).suspect_flags
+    noisy = _flagged(results, set(results["row_id"]), "noisy")
+    assert Tables.of(noisy).suspect.empty and Tables.of(noisy).ok["uncertain"].tolist() == [
+        ("noisy",)
+    ]
+    mine = [Flag("noisy", "only a remark here"), Flag("odd", "odd", suspect=True)]
+    assert Tables.of(noisy, mine).ok["uncertain"].tolist() == [()]  # no longer widened
+    odd = _flagged(results, set(results["row_id"]), "odd")
+    assert Tables.of(odd, mine).usable.empty and Tables.of(odd).suspect.empty
+    with pytest.warns(DeprecationWarning, match="SUSPECT_FLAGS"):
+        from benchsite.tables import SUSPECT_FLAGS  # the 0.2 snapshots' name still reads
+    assert "above-peak" in SUSPECT_FLAGS and "noisy" not in SUSPECT_FLAGS  # noisy: uncertain
+
+
+def test_a_rate_flagged_not_a_peak_stands_only_where_nothing_else_was_measured(tmp_path):
+    rows = [row("copy", "cpu", 1e-3, {"size": s}) for s in (2**20, 2**28)]
+    results = frame(rows, tmp_path)
+    results = results.assign(gbps=[200.0, 20.0])
+    small = {results["row_id"].iloc[0]}
+    cached = _flagged(results, small, "in-cache")
+    peak = Tables.of(cached).peaks.query("unit == 'GB/s'")
+    assert peak["rate"].tolist() == [20.0]  # the cache's 200 GB/s is no peak of the memory
+    remark = Tables.of(cached, [Flag("in-cache", "a remark")]).peaks.query("unit == 'GB/s'")
+    assert remark["rate"].tolist() == [200.0]

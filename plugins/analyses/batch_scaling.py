@@ -11,11 +11,11 @@ recommendation names that batch. The curves are :meth:`benchsite.tables.Tables.s
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from benchsite import Analysis, Finding, hookimpl
-from benchsite.tables import Tables
 from benchsite.toolkit.charts import line_chart
 from benchsite.toolkit.findings import (
     answered,
@@ -26,6 +26,9 @@ from benchsite.toolkit.findings import (
     with_case,
 )
 from benchsite.units import format_count
+
+if TYPE_CHECKING:
+    from benchsite.tables import Tables
 
 GROWTH = 0.10
 RATE_AXIS = "items per second"  # the chart's axis title

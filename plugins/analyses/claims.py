@@ -10,10 +10,9 @@ other analyses (their ``numbers``), never their code: the claims take ``tables``
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from benchsite import Analysis, Finding, hookimpl
-from benchsite.tables import Tables
 from benchsite.toolkit.findings import (
     RUN_GPU,
     UNCLEAR,
@@ -42,6 +41,9 @@ from benchsite.toolkit.findings import (
     unanswered,
 )
 from benchsite.units import faster_or_slower, plural
+
+if TYPE_CHECKING:
+    from benchsite.tables import Tables
 
 KIND = "claim"
 DATA_PARALLEL = ("ddp-train", "fsdp-train")

@@ -11,12 +11,11 @@ does not scale, a recommendation says how many threads to use.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from benchsite import Analysis, Finding, hookimpl
-from benchsite.tables import Tables
 from benchsite.toolkit.charts import line_chart
 from benchsite.toolkit.findings import (
     answered,
@@ -29,6 +28,9 @@ from benchsite.toolkit.findings import (
     seconds_text,
 )
 from benchsite.units import plural
+
+if TYPE_CHECKING:
+    from benchsite.tables import Tables
 
 WORKLOAD = "cpu-threads"
 SCALING_EFFICIENCY = 0.5

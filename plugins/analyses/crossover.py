@@ -10,10 +10,9 @@ to the one without. A crossover that rests on a suspect pair says so, with the r
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from benchsite import Analysis, Finding, hookimpl
-from benchsite.tables import Tables
 from benchsite.toolkit.findings import (
     crossover_case,
     describe_crossover,
@@ -23,6 +22,9 @@ from benchsite.toolkit.findings import (
     reasons_text,
     with_case,
 )
+
+if TYPE_CHECKING:
+    from benchsite.tables import Tables
 
 
 @hookimpl

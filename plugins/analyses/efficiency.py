@@ -3,7 +3,7 @@ this device's measured peak.
 
 The measured peak of a device is its best ``matmul`` TFLOP/s per precision and its best ``copy``
 GB/s in the store, never from a row measured out of a cache or bound by launches
-(:data:`benchsite.tables.inventory.NOT_A_PEAK`): what this device, with this software,
+(a flag registered ``not_a_peak``, :attr:`benchsite.tables.Tables.not_a_peak_flags`): what this device, with this software,
 demonstrably reaches. A workload's TFLOP/s is held against the peak of its own precision (an
 fp32 step against the fp32 matmul, never the bf16 one), and its GB/s only where the bytes move
 through the device's own memory (not a host↔device transfer or an all-reduce, which other links
@@ -13,16 +13,17 @@ a reader how much a workload leaves on the table.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from benchsite import Analysis, Finding, hookimpl
-from benchsite.tables import Tables
-from benchsite.tables.inventory import NOT_A_PEAK
 from benchsite.toolkit.findings import device_label, finding, percent, precision_of
 from benchsite.units import format_number
+
+if TYPE_CHECKING:
+    from benchsite.tables import Tables
 
 PEAK_FLOPS, PEAK_BYTES = "matmul", "copy"
 # workloads whose GB/s crosses another link than the device's memory (PCIe, NVLink, a network)
@@ -41,12 +42,15 @@ def register_analyses() -> list[Analysis]:
     ]
 
 
-def measured_peaks(rows: pd.DataFrame) -> dict[tuple[str, str], dict[str, Any]]:
-    """(host, device) → best matmul TFLOP/s overall and per precision, best copy GB/s, rows."""
+def measured_peaks(
+    rows: pd.DataFrame, not_a_peak: frozenset[str]
+) -> dict[tuple[str, str], dict[str, Any]]:
+    """(host, device) → best matmul TFLOP/s overall and per precision, best copy GB/s, rows;
+    a row with a flag of ``not_a_peak`` is left out."""
     peaks: dict[tuple[str, str], dict[str, Any]] = {}
     for row in rows.itertuples():
         entry = peaks.setdefault((str(row.host), str(row.device)), {"tflops": {}, "rows": {}})
-        if NOT_A_PEAK & set(row.flags):  # a copy that fits in a cache is no peak of memory
+        if not_a_peak & set(row.flags):  # a copy that fits in a cache is no peak of memory
             continue
         if row.workload == PEAK_FLOPS and _num(row.tflops):
             key = precision_of(row.p)
@@ -57,7 +61,7 @@ def measured_peaks(rows: pd.DataFrame) -> dict[tuple[str, str], dict[str, Any]]:
     return peaks
 
 
-# what a share finding reads: itertuples over every column costs ~6 ms a group
+# what a share finding reads (itertuples over fewer columns is faster)
 SHARE_COLUMNS = (
     "host",
     "device",
@@ -79,14 +83,15 @@ def efficiency_findings(tables: Tables) -> list[Finding]:
     rows = tables.ok
     if rows.empty:
         return []
-    peaks = measured_peaks(rows)
+    not_a_peak = tables.not_a_peak_flags
+    peaks = measured_peaks(rows, not_a_peak)
     findings = [
         _peak_finding(key, peak, rows)
         for key, peak in peaks.items()
         if peak["tflops"] or peak.get("gbps")
     ]
     measured = rows[~rows["workload"].isin([PEAK_FLOPS, PEAK_BYTES])][list(SHARE_COLUMNS)]
-    doubtful = [bool(NOT_A_PEAK & set(flags)) for flags in measured["flags"]]
+    doubtful = [bool(not_a_peak & set(flags)) for flags in measured["flags"]]
     measured = measured[~np.array(doubtful, dtype=bool)]
     for (host, device, _workload), group in measured.groupby(
         ["host", "device", "workload"], observed=True, sort=True

@@ -12,15 +12,13 @@ without an energy counter or a price is named as unavailable, never guessed.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from benchsite import Analysis, Finding, hookimpl
-from benchsite.host.config import declare, section
-from benchsite.tables import Tables
-from benchsite.tables.speedups import work_keys
+from benchsite.config import declare, section
 from benchsite.toolkit.findings import (
     case_text,
     device_label,
@@ -31,6 +29,9 @@ from benchsite.toolkit.findings import (
     without,
 )
 from benchsite.units import format_ratio, plain
+
+if TYPE_CHECKING:
+    from benchsite.tables import Tables
 
 ENERGY_METRIC = {"cuda": "nvml.energy_j", "cpu": "cpu.energy_j"}
 NO_COUNTER = {  # why a device has no energy figure, by kind
@@ -100,6 +101,8 @@ def energy_table(tables: Tables) -> pd.DataFrame:
     # kernel-only cases (a copy-inclusive GPU time has no CPU twin); a case is its parameters
     # and the work it declares (a workload may size its model by device kind)
     rows = rows[np.array([not p.get("include_transfer") for p in rows["p"]], dtype=bool)]
+    from benchsite.tables import work_keys  # the tables load with a build, not with `benchsite run`
+
     rows = rows.assign(work=work_keys(rows))
     prices = list_prices()
     records = [

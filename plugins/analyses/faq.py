@@ -9,12 +9,11 @@ never their code: the FAQ takes ``tables`` and ``findings`` (see :mod:`benchsite
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from benchsite import Analysis, Finding, hookimpl
-from benchsite.tables import Tables
 from benchsite.toolkit.findings import (
     RUN_GPU,
     answered,
@@ -35,6 +34,9 @@ from benchsite.toolkit.findings import (
     unanswered,
     with_case,
 )
+
+if TYPE_CHECKING:
+    from benchsite.tables import Tables
 
 KIND = "faq"
 

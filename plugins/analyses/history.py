@@ -12,14 +12,16 @@ comes with a new device fingerprint (another driver, PyTorch build or device) sa
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from benchsite import Analysis, Finding, hookimpl
-from benchsite.tables import Tables
-from benchsite.tables.compare import REGRESSION
 from benchsite.toolkit.charts import line_chart
 from benchsite.toolkit.findings import case_text, device_label, finding, percent
+
+if TYPE_CHECKING:
+    from benchsite.tables import Tables
 
 CASE = ["host", "device", "case_key"]
 
@@ -127,6 +129,10 @@ def _history(tables: Tables, heads: pd.DataFrame) -> dict[tuple, list[tuple[str,
 
 def _summary(newest: pd.DataFrame, found: list[Change], evidence: pd.Series) -> Finding:
     """``evidence``: the rows of the hosts' newest runs."""
+    from benchsite.tables import (
+        REGRESSION,  # the tables load with a build, not with `benchsite run`
+    )
+
     worse = [c for c in found if c.verdict == "regression"]
     better = [c for c in found if c.verdict == "improvement"]
     cases, hosts = int(newest["cases"].sum()), len(newest)

@@ -9,12 +9,15 @@ time divided by its own (100% = the fastest in every case).
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from benchsite import Analysis, Finding, hookimpl
-from benchsite.tables import Tables
 from benchsite.toolkit.findings import case_text, device_labels, finding, percent
+
+if TYPE_CHECKING:
+    from benchsite.tables import Tables
 
 
 @hookimpl

@@ -12,13 +12,12 @@ memory, not its speed, is the limit.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from benchsite import Analysis, Finding, hookimpl
-from benchsite.tables import Tables
 from benchsite.toolkit.findings import (
     PEAK_METRIC,
     bytes_text,
@@ -29,6 +28,9 @@ from benchsite.toolkit.findings import (
     metric,
     with_case,
 )
+
+if TYPE_CHECKING:
+    from benchsite.tables import Tables
 
 MAX_BATCH = "max-batch"
 BUDGET = "cpu_memory_budget_gib"  # a max-batch parameter, worded as the budget, not the case

@@ -9,12 +9,11 @@ stays within one host and one device kind: world sizes of different machines nev
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from benchsite import Analysis, Finding, hookimpl
-from benchsite.tables import Tables
 from benchsite.toolkit.charts import bar_chart, line_chart, stacked
 from benchsite.toolkit.findings import (
     bytes_text,
@@ -27,6 +26,9 @@ from benchsite.toolkit.findings import (
     reasons_text,
 )
 from benchsite.units import plural
+
+if TYPE_CHECKING:
+    from benchsite.tables import Tables
 
 DDP, FSDP, PIPELINE, ALLREDUCE = "ddp-train", "fsdp-train", "pipeline-train", "allreduce"
 TRAINING = (DDP, FSDP, PIPELINE)

@@ -11,11 +11,11 @@ page shows them all.
 from __future__ import annotations
 
 import functools
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from benchsite import Analysis, Finding, hookimpl
-from benchsite.tables import Tables
 from benchsite.toolkit.findings import (
     RUN_GPU,
     answered,
@@ -30,6 +30,9 @@ from benchsite.toolkit.findings import (
     unanswered,
     with_case,
 )
+
+if TYPE_CHECKING:
+    from benchsite.tables import Tables
 
 KIND = "recommendation"
 VERB = {"training": "Train", "inference": "Run inference of", "other": "Run"}

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from benchsite import Analysis, Finding, hookimpl
-from benchsite.tables import Tables
 from benchsite.toolkit.charts import ratio_chart
 from benchsite.toolkit.findings import (
     case_text,
@@ -29,6 +29,9 @@ from benchsite.toolkit.findings import (
     suspect_lines,
     transfer_text,
 )
+
+if TYPE_CHECKING:
+    from benchsite.tables import Tables
 
 NO_GPU_ADVICE = (
     "Run `benchsite run` on a machine with a CUDA GPU (or Apple MPS) into the same store, then "

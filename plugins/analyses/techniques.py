@@ -14,10 +14,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from types import SimpleNamespace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from benchsite import Analysis, Finding, hookimpl
-from benchsite.tables import Tables
 from benchsite.toolkit.findings import (
     TECHNIQUES,
     answered,
@@ -39,6 +38,9 @@ from benchsite.toolkit.findings import (
     technique_table,
 )
 from benchsite.units import plural
+
+if TYPE_CHECKING:
+    from benchsite.tables import Tables
 
 WORTH_IT = 1.2  # a technique is recommended when it makes the work at least this much faster
 

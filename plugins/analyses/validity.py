@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from benchsite import Analysis, Finding, hookimpl
+from benchsite import Analysis, Finding, Flag, hookimpl
 from benchsite.toolkit.findings import (
     ACCELERATOR_KINDS,
     decoded,
@@ -75,7 +75,28 @@ FLAG_TEXT = {
     "again: the interval spans both levels",
     "busy": "other processes used the machine's cores while it was measured",
 }
+# what each flag means to the tables (hook: register_flags): a suspect number cannot be right and
+# is never a headline; an uncertain one stays in every verdict with its interval widened to its
+# samples' spread; a rate flagged not-a-peak is no device's peak where something else was measured
+SUSPECT = frozenset({"above-peak"})
+UNCERTAIN = frozenset({"noisy", "unstable", "busy", "irreproducible"})
+NOT_A_PEAK = frozenset({"in-cache", "launch-bound", "above-peak"})
 BUSY_SHARE = 0.10  # others' use of the cores, as benchsite.measure.busy judges the machine
+
+
+@hookimpl
+def register_flags() -> list[Flag]:
+    """The flags :func:`prepare_results` sets, each with what it means to the tables."""
+    return [
+        Flag(
+            code,
+            text,
+            suspect=code in SUSPECT,
+            not_a_peak=code in NOT_A_PEAK,
+            uncertain=code in UNCERTAIN,
+        )
+        for code, text in FLAG_TEXT.items()
+    ]
 
 
 @hookimpl

@@ -22,8 +22,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from benchsite import Collector, CollectorUnavailable, Device, hookimpl
+from benchsite.config import config_path, declare, section
 from benchsite.errors import ConfigError
-from benchsite.host.config import config_path, declare, section
 
 declare("cost", {"usd_per_hour": {"*": float}})
 

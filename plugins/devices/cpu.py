@@ -8,30 +8,17 @@ core unless a case pins its own thread count.
 
 from __future__ import annotations
 
-import math
 import os
 import platform
-import time
 from pathlib import Path
 from typing import Any
 
-from benchsite import Device, Timer, hookimpl
+from benchsite import Device, hookimpl
 from benchsite.toolkit.fingerprint import fingerprint
+from benchsite.toolkit.machine import affinity_cores, cgroup_cpu_quota, usable_cores
+from benchsite.toolkit.timing import HostClockTimer
 
 _EXTENSIONS = ("avx2", "avx512f", "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16", "amx_int8")
-
-
-class HostClockTimer(Timer):
-    """Times a block of CPU work with the host's monotonic high-resolution clock."""
-
-    def start(self) -> None:
-        self._start = time.perf_counter()
-
-    def stop(self) -> None:
-        self._stop = time.perf_counter()
-
-    def elapsed(self) -> float:
-        return self._stop - self._start
 
 
 @hookimpl
@@ -61,9 +48,7 @@ def cpu_info() -> dict[str, Any]:
     import torch
 
     flags = _cpuinfo_field("flags").split()
-    affinity = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    quota = cgroup_cpu_quota()
-    usable = max(1, min(affinity or 1, math.floor(quota) if quota else affinity or 1))
+    affinity, quota, usable = affinity_cores(), cgroup_cpu_quota(), usable_cores()
     return {
         "model": _cpuinfo_field("model name") or platform.processor() or platform.machine(),
         "architecture": platform.machine(),
@@ -80,21 +65,6 @@ def cpu_info() -> dict[str, Any]:
         "torch_version": torch.__version__,
         "torch_default_threads": torch.get_num_threads(),
     }
-
-
-def cgroup_cpu_quota(root: Path = Path("/sys/fs/cgroup")) -> float | None:
-    """CPUs allowed by the cgroup (v2 ``cpu.max`` or v1 quota/period), or ``None`` if unlimited."""
-    try:
-        quota, period = (root / "cpu.max").read_text().split()[:2]
-        return None if quota == "max" else int(quota) / int(period)
-    except (OSError, ValueError):
-        pass
-    try:
-        quota_us = int((root / "cpu" / "cpu.cfs_quota_us").read_text())
-        period_us = int((root / "cpu" / "cpu.cfs_period_us").read_text())
-        return None if quota_us <= 0 else quota_us / period_us
-    except (OSError, ValueError):
-        return None
 
 
 def cache_sizes(root: Path = Path("/sys/devices/system/cpu/cpu0/cache")) -> dict[str, int]:

@@ -20,11 +20,11 @@ import pandas as pd
 from markupsafe import Markup
 
 from benchsite import Page, RenderedPage, hookimpl
-from benchsite.tables import compare as comparing
 from benchsite.units import format_rate_in, format_seconds
 
-if TYPE_CHECKING:  # the site stack is imported when a site is built, not at start-up
+if TYPE_CHECKING:  # the site stack and the tables load when a site is built, not at start-up
     from benchsite.site import Site
+    from benchsite.tables import compare as comparing
 
 MAX_PAIRS = 60
 MAX_CASES = 1500  # case lines embedded at most (~80 bytes each): the page stays small and quick
@@ -61,6 +61,8 @@ def register_pages() -> list[Page]:
 
 
 def render(site: Site) -> list[RenderedPage]:
+    from benchsite.tables import compare as comparing
+
     rows = site.tables.rows
     sides, pairs, cases, store_sides = {}, {}, 0, comparing.Sides(rows)
     for base, new in chosen_pairs(rows):
@@ -105,6 +107,8 @@ def chosen_pairs(rows: pd.DataFrame) -> list[tuple[str, str]]:
     ok = rows[rows["ok"].to_numpy(bool)]
     hosts = sorted(set(ok["host"].astype(str)))
     models = sorted(set(ok["device_model"].dropna().astype(str)) - set(hosts))
+    from benchsite.tables import compare as comparing
+
     pairs = [(base, new) for _, base, new in comparing.run_pairs(rows)][::-1]  # newest first
     for names in (hosts, models):
         if len(names) <= MAX_SIDES_OF_A_KIND:
@@ -131,6 +135,8 @@ def pair_data(table: pd.DataFrame, base: comparing.Side, new: comparing.Side) ->
         ]
         for row in table.itertuples(index=False)
     ]
+    from benchsite.tables import compare as comparing
+
     return {"cases": cases, "hardware": comparing.hardware_differences(base, new)}
 
 

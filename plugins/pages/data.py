@@ -24,7 +24,6 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from benchsite import Page, RenderedPage, hookimpl
-from benchsite.tables.rows import DERIVED_COLUMNS
 from benchsite.units import format_bytes
 
 if TYPE_CHECKING:  # the site stack is imported when a site is built, not at start-up
@@ -66,6 +65,8 @@ def register_pages() -> list[Page]:
 
 
 def render(site: Site) -> list[RenderedPage]:
+    from benchsite.tables import DERIVED_COLUMNS
+
     frame = site.results.drop(columns=list(DERIVED_COLUMNS))
     table = pa.Table.from_pandas(_plain(frame), preserve_index=False)
     unsampled = table.drop_columns([name for name in SAMPLE_COLUMNS if name in table.column_names])

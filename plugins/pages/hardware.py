@@ -15,7 +15,6 @@ import numpy as np
 import pandas as pd
 
 from benchsite import Page, RenderedPage, hookimpl
-from benchsite.tables import fold
 from benchsite.units import SI_RATES, format_bytes, format_rate_in, natural_key
 
 if TYPE_CHECKING:  # the site stack is imported when a site is built, not at start-up
@@ -83,6 +82,8 @@ def render(site: Site) -> list[RenderedPage]:
             dtype=bool,
         )
     ]
+    from benchsite.tables import fold
+
     names = fold.hardware_names(devices) if fold.is_fleet(site.results) else {}  # as overview
     hardware = devices["host"].astype(str).map(lambda host: names.get(host, host))
     peaks = fitting(_by_hardware(peaks, names)) if names else peaks

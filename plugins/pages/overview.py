@@ -263,7 +263,7 @@ def chart_cases(table: pd.DataFrame) -> list[str]:
 def answer_case(row: Any) -> str:
     """An answer's case in words, without the swept parameter and the baselines (a baseline is
     said once, in the text above the table: "sparsity 0" names nothing)."""
-    from benchsite.tables.answers import PLAIN
+    from benchsite.tables import PLAIN
     from benchsite.toolkit.findings import case_text
 
     plain = [k for k, v in PLAIN.items() if k != "precision" and row.params.get(k) == v]

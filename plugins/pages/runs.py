@@ -12,7 +12,6 @@ import numpy as np
 import pandas as pd
 
 from benchsite import Page, RenderedPage, hookimpl
-from benchsite.tables.rows import run_order
 
 if TYPE_CHECKING:  # the site stack is imported when a site is built, not at start-up
     from benchsite.site import (
@@ -78,6 +77,7 @@ def render(site: Site) -> Iterator[RenderedPage]:
     """The runs table, then each run's pages, made a batch of runs at a time and yielded as
     they are made: a fleet's million rows as case-table lines and HTML at once held ~1.4 GB."""
     from benchsite.site import CaseTable, case_table, charts, describe
+    from benchsite.tables import run_order
 
     table = site.tables.runs
     changes = {str(change.run_id): change for change in site.tables.run_changes.itertuples()}
@@ -88,6 +88,7 @@ def render(site: Site) -> Iterator[RenderedPage]:
     chart = site.chart(charts.runs_chart(table), "Runs over time", describe.runs_text(table))
     yield from runs_pages(site, list(rows.values()), chart)
     run_hrefs = {run_id: row.href for run_id, row in rows.items()}
+
     for batch in whole_runs(run_order(site.results), BATCH_ROWS):
         # one table for a batch's rows (made a column at a time, it costs per call, not only
         # per row), then each run's lines: its rows, in frame order

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from benchsite import Page, RenderedPage, hookimpl
-from benchsite.tables.rows import best_rate, metric_frame
 from benchsite.units import param_words
 
 if TYPE_CHECKING:  # the site stack is imported when a site is built, not at start-up
@@ -197,6 +196,7 @@ MEMORY_LABELS = {
 
 def _rate(site: Site, swept: pd.DataFrame, axis: str, made: list, missing: list) -> None:
     from benchsite.site import charts, describe
+    from benchsite.tables import best_rate
 
     preferred = (("items_per_s", "items/s"),) if axis == "batch" else ()
     found = [(c, u) for c, u in preferred if swept[c].notna().any()] or [best_rate(swept)]
@@ -223,6 +223,7 @@ def in_bytes(site: Site, rows: pd.DataFrame, axis: str) -> bool:
 
 def _memory(site: Site, swept: pd.DataFrame, axis: str, made: list, missing: list) -> None:
     from benchsite.site import charts, describe
+    from benchsite.tables import metric_frame
 
     long = metric_frame(swept, MEMORY_METRICS)
     if long.empty:

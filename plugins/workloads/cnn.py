@@ -14,10 +14,10 @@ from __future__ import annotations
 from typing import Any
 
 from benchsite import Case, Device, Workload, hookimpl
-from benchsite.toolkit.models import CNN_CLASSES, build_cnn
-from benchsite.toolkit.steps import ModelSpec, infer_case, train_case
+from benchsite.toolkit.cases import CNN_IMAGE, cnn_spec
+from benchsite.toolkit.steps import infer_case, train_case
 
-IMAGE = 224
+IMAGE = CNN_IMAGE
 QUICK_IMAGE = 32
 TECHNIQUE_BATCH = 32
 MIXED = ["tf32", "bf16", "fp16"]
@@ -76,25 +76,6 @@ def register_workloads() -> list[Workload]:
             axis="batch",
         ),
     ]
-
-
-def cnn_spec(params: dict[str, Any]) -> ModelSpec:
-    """Random images of ``image_size`` and random class targets, in the asked memory layout."""
-    import torch
-
-    batch, image = int(params["batch"]), int(params.get("image_size", IMAGE))
-    checkpointing = bool(params.get("checkpointing", False))
-    return ModelSpec(
-        build=lambda: build_cnn(checkpointing=checkpointing),
-        reference=build_cnn,
-        inputs=lambda: (
-            torch.randn(batch, 3, image, image),
-            torch.randint(0, CNN_CLASSES, (batch,)),
-        ),
-        loss=torch.nn.functional.cross_entropy,
-        items=batch,
-        channels_last=bool(params.get("channels_last", False)),
-    )
 
 
 def setup_cnn_train(device: Device, params: dict[str, Any]) -> Case:

@@ -13,11 +13,11 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from benchsite.plugins.workloads.matmul import setup_matmul
-from benchsite.plugins.workloads.mlp import setup_mlp_train
-
 from benchsite import Case, Device, SkipCase, Workload, hookimpl
-from benchsite.toolkit.steps import ModelSpec, infer_case
+from benchsite.toolkit.cases import matmul_case, mlp_spec
+from benchsite.toolkit.machine import affinity_cores
+from benchsite.toolkit.models import mlp_train_flops
+from benchsite.toolkit.steps import ModelSpec, infer_case, train_case
 
 OPS = ["matmul", "conv", "mlp-step"]
 
@@ -25,7 +25,7 @@ OPS = ["matmul", "conv", "mlp-step"]
 def thread_counts(cores: int | None = None) -> list[int]:
     """Powers of two up to the machine's logical CPUs, plus the usable and logical counts."""
     logical = cores or os.cpu_count() or 1
-    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else logical
+    usable = affinity_cores()
     powers = [2**k for k in range(logical.bit_length()) if 2**k <= logical]
     return sorted({*powers, min(usable, logical), logical})
 
@@ -55,11 +55,13 @@ def setup_cpu_threads(device: Device, params: dict[str, Any]) -> Case:
     if threads > usable:
         raise SkipCase(f"{threads} threads asked, but only {usable} cores are usable here")
     if op == "matmul":
-        case = setup_matmul(device, {"size": 1024, "precision": "fp32"})
+        case = matmul_case(device, {"size": 1024, "precision": "fp32"})
     elif op == "conv":
         case = infer_case(device, {}, conv_spec())
     elif op == "mlp-step":
-        case = setup_mlp_train(device, {"batch": 256, "precision": "fp32"})
+        case = train_case(
+            device, {"batch": 256, "precision": "fp32"}, mlp_spec(256, mlp_train_flops(256))
+        )
     else:
         raise SkipCase(f"unknown op {op!r}: use one of {', '.join(OPS)}")
     case.threads = threads

@@ -10,16 +10,10 @@ why the GPU's crossover moves to larger sizes for such callers. Declares 2·n³ 
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-from benchsite import Case, Device, SkipCase, Workload, hookimpl
-from benchsite.toolkit.precision import (
-    apply_tf32,
-    check_emulated_bf16,
-    check_precision,
-    tensor_dtype,
-)
+from benchsite import Case, Device, Workload, hookimpl
+from benchsite.toolkit.cases import matmul_case
 
 SIZES = [16, 64, 256, 1024, 2048, 4096, 8192]
 TRANSFER_SIZES = [64, 256, 1024, 4096, 8192]
@@ -56,47 +50,4 @@ def register_workloads() -> list[Workload]:
 
 
 def setup_matmul(device: Device, params: dict[str, Any]) -> Case:
-    import torch
-
-    size, precision = int(params["size"]), params.get("precision", "fp32")
-    include_transfer = bool(params.get("include_transfer", False))
-    check_precision(device, precision)
-    check_emulated_bf16(device, precision, 2.0 * size**3)
-    if include_transfer and device.kind == "cpu":
-        raise SkipCase("no transfer on the CPU: its data already lives in host memory")
-    # seeded inputs made where they will live: on the host for a transfer, else on the device
-    home = "cpu" if include_transfer else device.name
-    generator = torch.Generator(home).manual_seed(0)
-    a, b = (
-        torch.randn(size, size, generator=generator, dtype=tensor_dtype(precision), device=home)
-        for _ in range(2)
-    )
-    restore_tf32 = apply_tf32(device, precision)
-    run = _with_transfer(device, a, b) if include_transfer else _on_device(a, b)
-    return Case(
-        run=run,
-        flops=2.0 * size**3,
-        bytes=3.0 * size * size * a.element_size(),
-        items=1,
-        teardown=restore_tf32,
-    )
-
-
-def _on_device(a: Any, b: Any) -> Callable[[], Any]:
-    """C = A @ B into a preallocated output: nothing but the product is timed."""
-    import torch
-
-    out = torch.empty_like(a)
-    return lambda: torch.matmul(a, b, out=out)
-
-
-def _with_transfer(device: Device, a_host: Any, b_host: Any) -> Callable[[], Any]:
-    """Copy A and B from pageable host memory, multiply, copy C back: a naive caller's call."""
-    import torch
-
-    def call() -> Any:
-        a = a_host.to(device.name)
-        b = b_host.to(device.name)
-        return torch.matmul(a, b).cpu()
-
-    return call
+    return matmul_case(device, params)

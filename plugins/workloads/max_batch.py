@@ -23,10 +23,9 @@ from __future__ import annotations
 import gc
 from typing import Any
 
-from benchsite.plugins.workloads.cnn import cnn_spec
-
 from benchsite import Case, Device, SkipCase, Workload, hookimpl
-from benchsite.host.config import declare, value
+from benchsite.config import declare, value
+from benchsite.toolkit.cases import cnn_spec
 from benchsite.toolkit.memory import PeakRss, current_rss_bytes, release_free_memory
 from benchsite.toolkit.models import CNN_CLASSES, build_cnn
 from benchsite.toolkit.steps import make_optimizer, train_case

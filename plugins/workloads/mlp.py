@@ -12,14 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 from benchsite import Case, Device, Workload, hookimpl
-from benchsite.toolkit.models import (
-    CLASSES,
-    MLP_WIDTH,
-    build_mlp,
-    mlp_forward_flops,
-    mlp_train_flops,
-)
-from benchsite.toolkit.steps import ModelSpec, infer_case, train_case
+from benchsite.toolkit.cases import mlp_spec
+from benchsite.toolkit.models import mlp_forward_flops, mlp_train_flops
+from benchsite.toolkit.steps import infer_case, train_case
 
 BATCHES = [1, 16, 64, 256, 1024, 4096]
 TECHNIQUE_BATCH = 256
@@ -69,19 +64,6 @@ def register_workloads() -> list[Workload]:
             axis="batch",
         ),
     ]
-
-
-def mlp_spec(batch: int, flops: float) -> ModelSpec:
-    """The MLP on random inputs and class targets (targets are unused by inference)."""
-    import torch
-
-    return ModelSpec(
-        build=build_mlp,
-        inputs=lambda: (torch.randn(batch, MLP_WIDTH), torch.randint(0, CLASSES, (batch,))),
-        loss=torch.nn.functional.cross_entropy,
-        items=batch,
-        flops=flops,
-    )
 
 
 def setup_mlp_train(device: Device, params: dict[str, Any]) -> Case:

@@ -11,6 +11,18 @@ import sysconfig
 import traceback
 from pathlib import Path
 
+__all__ = [
+    "BenchsiteError",
+    "BuildFailed",
+    "ConfigError",
+    "PluginDeprecationWarning",
+    "PluginError",
+    "SelectionError",
+    "SkipCase",
+    "StoreError",
+    "StoreWarning",
+]
+
 
 class BenchsiteError(Exception):
     """Base class: a problem the user can fix, shown as one line."""

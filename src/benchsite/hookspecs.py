@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     import jinja2
     import pandas as pd
 
-    from benchsite.records import Analysis, Collector, Device, Page, Workload
+    from benchsite.records import Analysis, Collector, Device, Flag, Page, Workload
 
 PROJECT = "benchsite"
 hookspec = pluggy.HookspecMarker(PROJECT)
@@ -33,7 +33,8 @@ hookimpl = pluggy.HookimplMarker(PROJECT)
 def register_devices() -> list[Device]:
     """Return the devices of this machine that this plugin knows how to drive.
 
-    When: once per process (the CLI, and each worker), before planning a run.
+    When: once per run, in its process, before planning it; once in each case worker and each
+    distributed rank, before its first case; once when listing devices.
     Returns: a list of :class:`benchsite.records.Device` (empty when the hardware is absent).
     Combining: the lists of every plugin are concatenated; two devices with the same ``name``
     are an error naming both plugins.
@@ -54,7 +55,8 @@ def register_devices() -> list[Device]:
 def register_workloads() -> list[Workload]:
     """Return the workloads this plugin provides.
 
-    When: once per process, before planning a run and when listing workloads.
+    When: once per run, in its process, before planning it; once in each case worker and each
+    distributed rank, before its first case; once per site build; once when listing workloads.
     Returns: a list of :class:`benchsite.records.Workload`.
     Combining: concatenated; two workloads with the same ``name`` are an error naming both
     plugins (workload names are part of the contract: the site and findings refer to them).
@@ -76,7 +78,8 @@ def register_workloads() -> list[Workload]:
 def register_collectors() -> list[Collector]:
     """Return metric collectors to wrap around every measurement.
 
-    When: once per worker process, before its first case.
+    When: once per run, in its process, before the first case (so that a problem is reported
+    then); once in each case worker and each distributed rank, before its first case.
     Returns: a list of :class:`benchsite.records.Collector`; each one's ``start(device)`` is
     called before the timed samples of every case and the ``stop`` it returns right after.
     Combining: concatenated; duplicate names are an error naming both plugins. A collector that
@@ -98,8 +101,11 @@ def register_collectors() -> list[Collector]:
 def register_analyses() -> list[Analysis]:
     """Return analyses that turn the results into findings.
 
-    When: once per site build, after the store is read and prepared, one after another in the
-    build's process. ``analyze`` is called with the arguments it names: ``results`` (the whole
+    When: once per site build, in the build's process, after the store is read and prepared.
+    The analyses then run side by side in processes forked from the build, each ``analyze``
+    in one of them (one after another in the build's process where processes cannot be forked
+    or the build has one core): an analysis must not rely on another's side effects, and only
+    its findings come back. ``analyze`` is called with the arguments it names: ``results`` (the whole
     prepared store as a data frame, :func:`benchsite.store.parts.read_results`), ``tables`` (the
     build's :class:`benchsite.tables.Tables`: current, usable and suspect rows, speedups with
     their intervals, crossovers, scaling curves — computed once, shared by all) and
@@ -129,7 +135,8 @@ def register_analyses() -> list[Analysis]:
 def register_pages() -> list[Page]:
     """Return pages to add to the site.
 
-    When: once per site build, after the analyses ran (``site.findings`` holds every finding).
+    When: once per site build, in the build's process, after the analyses ran
+    (``site.findings`` holds every finding).
     Pages may render side by side in worker processes forked from the build
     (:mod:`benchsite._infra.pool`): a page must not rely on another page's side effects; its
     files and the charts it embeds come back to the build. A page that raises fails the build
@@ -154,7 +161,8 @@ def register_pages() -> list[Page]:
 def prepare_jinja_env(env: jinja2.Environment) -> None:
     """Change the Jinja environment before any page is rendered (add filters, globals, tests).
 
-    When: once per site build, after the default filters are installed.
+    When: once per site build, in the build's process, after the default filters are
+    installed (page workers forked from it inherit the environment).
     Parameters: ``env``, the :class:`jinja2.Environment` every page renders with.
     Returns: nothing; change ``env`` in place. Every implementation is called.
     Example::
@@ -171,10 +179,13 @@ def prepare_jinja_env(env: jinja2.Environment) -> None:
 def prepare_results(results: pd.DataFrame) -> pd.DataFrame | None:
     """Change or extend the results data frame before analyses and pages see it.
 
-    When: once per site build, right after the store is read.
+    When: once per site build, in the build's process, right after the store is read.
     Parameters: ``results``, the data frame of every stored row.
     Returns: a new data frame to use instead, or ``None`` to keep it (changes in place count).
-    Implementations run in registration order, each seeing the previous one's output.
+    Implementations run one after another, each seeing the previous one's output, in pluggy's
+    order: newest registered first — ``-p`` plugins, then entry-point plugins, then the
+    built-ins (so the built-in validity flags are not there yet); ``@hookimpl(trylast=True)``
+    runs yours after the others, ``tryfirst=True`` before them.
     Example::
 
         @hookimpl
@@ -182,6 +193,28 @@ def prepare_results(results: pd.DataFrame) -> pd.DataFrame | None:
             return results[results["host"] != "scratch"]
 
     Since: 0.1.
+    """
+
+
+@hookspec
+def register_flags() -> list[Flag]:
+    """Return what the validity flags this plugin sets mean.
+
+    When: once per site build, with the ``prepare_results`` hooks, before the tables are
+    worked out (and when :meth:`benchsite.tables.Tables.of` is given no flags).
+    Returns: a list of :class:`benchsite.records.Flag`, one per code the plugin's
+    ``prepare_results`` puts in the ``flags`` column: ``suspect`` keeps a number out of every
+    headline, ``not_a_peak`` out of a device's peak. A code no plugin registers qualifies a
+    number without disqualifying it.
+    Combining: concatenated; two flags with the same ``name`` are an error naming both plugins.
+    Example::
+
+        @hookimpl
+        def register_flags():
+            return [Flag(name="noisy", description="samples spread more than 10%",
+                         suspect=True)]
+
+    Since: 0.2.
     """
 
 

@@ -7,7 +7,9 @@ that the engine can check them in one place (:mod:`benchsite.host.registry`).
 from __future__ import annotations
 
 import abc
+import functools
 import itertools
+import json
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import InitVar, dataclass, field
@@ -207,7 +209,7 @@ class Analysis:
     and ``findings`` (those of the analyses that take none); see :mod:`benchsite.site.analyse`.
 
     ``group`` is deprecated and ignored (it scheduled analyses that shared a per-process cache;
-    the tables are now computed once per build): still accepted, with a
+    the tables are computed once per build): still accepted, with a
     :class:`DeprecationWarning`, until the next release."""
 
     name: str
@@ -248,6 +250,27 @@ class Page:
         return self.path or f"{self.name}.html"
 
 
+@dataclass(frozen=True)
+class Flag:
+    """What a validity flag means: ``name`` is the code a ``prepare_results`` plugin puts in a
+    row's ``flags`` column (a tuple of codes), ``description`` says in a line what it found.
+
+    A flagged row is never dropped; the flag says how far its number may be trusted:
+    ``suspect`` — the number cannot be right (the tables mark the row suspect, with the
+    flag as its reason: it is shown, marked, and never a headline, a verdict or a crossover's
+    answer); ``uncertain`` — the number is less certain than its interval says (noisy,
+    drifting): it stays in every verdict with its interval widened to its samples' spread
+    (:mod:`benchsite.tables.rows`); ``not_a_peak`` — its rate measured something other than
+    the device (a cache, launch overhead), so it counts as the device's peak only where nothing
+    else was measured. A flag with none qualifies a number without disqualifying it."""
+
+    name: str
+    description: str
+    suspect: bool = False
+    not_a_peak: bool = False
+    uncertain: bool = False
+
+
 def _deprecated(what: str) -> None:
     warnings.warn(
         f"{what} is deprecated and ignored (the build schedules its own work): remove the "
@@ -263,3 +286,25 @@ class RenderedPage:
 
     path: str
     content: str | bytes
+
+
+# -- case parameters -----------------------------------------------------------------------------
+
+
+def precision_of(params: Mapping[str, Any]) -> str:
+    """The precision a case ran at (``precision``, or an older ``dtype`` parameter; else fp32)."""
+    return str(params.get("precision") or params.get("dtype") or "fp32")
+
+
+def without(params: Mapping[str, Any], *names: str) -> str:
+    """A stable key of ``params`` without ``names``: rows equal on it differ only in those."""
+    try:
+        return _without(tuple((k, type(v), v) for k, v in params.items()), names)
+    except TypeError:  # a value that cannot be hashed (a list): not cached
+        return json.dumps({k: v for k, v in params.items() if k not in names}, sort_keys=True)
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _without(items: tuple[tuple[str, type, Any], ...], names: tuple[str, ...]) -> str:
+    # the value's type is part of the key: 1, 1.0 and True are equal, their JSON is not
+    return json.dumps({k: v for k, _, v in items if k not in names}, sort_keys=True)

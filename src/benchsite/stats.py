@@ -5,8 +5,8 @@ Samples taken one after another are correlated (a host-bound GPU loop runs fast 
 seconds at a time), so an interval that assumes independent samples is too narrow. The
 interval here (:func:`median_ci_correlated`) is the distribution-free order-statistic interval
 (exact for independent samples), widened to a batch-medians interval, which holds for
-correlated samples, where the samples are correlated. The moving-block resampling helpers serve the stationarity test
-(:mod:`benchsite.measure.stationarity`).
+correlated samples, where they are correlated. The moving-block resampling helpers
+serve the stationarity test (:mod:`benchsite.measure.stationarity`).
 """
 
 from __future__ import annotations
@@ -96,9 +96,8 @@ def median_ci_correlated(samples: Sequence[float]) -> tuple[float, float]:
     nearly independent when a batch is longer than the correlation, so the median's standard
     error is their standard deviation over √:data:`BATCHES`, and the interval is the median ±
     Student's t (7 degrees of freedom) times that. Below :data:`MIN_BATCH_SAMPLES` samples only
-    the order-statistic interval is used. Monte-Carlo coverage of the true median (400 series
-    each): 94.5% for independent samples (n=100), 95% for AR(1) with φ=0.5 and 0.7 (n=200),
-    92% with φ=0.9 (n=300)."""
+    the order-statistic interval is used. Its coverage of the true median, measured by
+    Monte-Carlo runs: docs/methodology.md ("Statistics")."""
     ordered = sorted(samples)
     low, high = median_ci(ordered)
     if len(samples) < MIN_BATCH_SAMPLES or not correlated(samples):
@@ -208,7 +207,7 @@ def bootstrap_ratio_cis(
     chunk: int = 4096,
 ) -> list[tuple[float, float, float]]:
     """:func:`bootstrap_ratio_ci` of every (numerator, denominator) pair: the same numbers, for
-    thousands of pairs in a fraction of the time (one by one they take seconds).
+    thousands of pairs at once, resampled together rather than one pair at a time.
 
     Every pair's resampling starts from ``seed``, so the positions a resample picks depend only
     on the sample counts: pairs of equal counts share them and are resampled together, ``chunk``
@@ -281,7 +280,7 @@ def resampled_medians(samples: Any, picks: Any) -> Any:
     order = np.argsort(samples, axis=1, kind="stable")
     ordered = np.take_along_axis(samples, order, axis=1)
     orders, which = np.unique(order, axis=0, return_inverse=True)
-    # how often each resample picked each position (np.add.at says the same, ~20x slower)
+    # how often each resample picked each position (np.add.at says the same, more slowly)
     flat = (np.arange(len(picks))[:, None] * count + picks).ravel()
     tally = np.bincount(flat, minlength=len(picks) * count).reshape(len(picks), count)
     tally = tally.astype(np.min_scalar_type(count))

@@ -26,9 +26,9 @@ import pytest
 from benchsite.host import registry
 from benchsite.host.manager import Plugins, load_plugins
 from benchsite.measure.runner import RunOptions, RunReport, run_benchmarks
-from benchsite.plugins.devices.cpu import HostClockTimer
 from benchsite.records import Device
 from benchsite.store import parts as store
+from benchsite.toolkit.timing import HostClockTimer
 
 
 @pytest.fixture

@@ -13,6 +13,37 @@ from typing import Any
 
 import numpy as np
 
+__all__ = [
+    "BINARY_UNITS",
+    "RATE_COLUMNS",
+    "RATE_TEXTS",
+    "SECOND_UNITS",
+    "SHORT_BULLETS",
+    "SI_PREFIXES",
+    "SI_RATES",
+    "faster_or_slower",
+    "format_bytes",
+    "format_count",
+    "format_number",
+    "format_percent",
+    "format_rate",
+    "format_rate_in",
+    "format_rate_of",
+    "format_ratio",
+    "format_seconds",
+    "format_value",
+    "metric_words",
+    "natural_key",
+    "number_texts",
+    "param_words",
+    "plain",
+    "plain_texts",
+    "plural",
+    "rate_texts",
+    "seconds_texts",
+    "short_answer",
+]
+
 # (smallest size, scale, unit) of format_seconds, largest first
 SECOND_UNITS = ((1.0, 1.0, "s"), (1e-3, 1e-3, "ms"), (1e-6, 1e-6, "µs"), (0.0, 1e-9, "ns"))
 RATE_COLUMNS = ("tflops", "gbps", "items_per_s")  # format_rate_of's order: the first present
@@ -41,7 +72,7 @@ def seconds_texts(values: np.ndarray) -> np.ndarray:
 
 def plain_texts(values: np.ndarray, digits: int = 3) -> list[str]:
     """:func:`plain` of every value of a float array, each exponent found a column at a time
-    (a big store's case tables hold half a million numbers: ~2 µs each one by one)."""
+    (a big store's case tables hold hundreds of thousands of numbers)."""
     values = np.asarray(values, dtype=float)
     out = np.full(len(values), "0", dtype=object)
     out[~np.isfinite(values)] = "–"
@@ -327,9 +358,9 @@ SHORT_BULLETS = 8  # an answer shows this many bullets; the rest sit behind its 
 
 
 def short_answer(lead: str, bullets: Iterable[str], more: str = "") -> tuple[str, str]:
-    """(answer, explanation) of a finding, FAQ or claim (``docs/writing.md``): one leading sentence and at most
-    :data:`SHORT_BULLETS` distinct bullets; the other bullets and ``more`` (how it was worked
-    out) go to the explanation, which pages show behind a "More" disclosure."""
+    """(answer, explanation) of a finding, FAQ or claim (``docs/writing.md``): one leading sentence
+    and at most :data:`SHORT_BULLETS` distinct bullets; the other bullets and ``more`` (how it was
+    worked out) go to the explanation, which pages show behind a "More" disclosure."""
     lines = list(
         dict.fromkeys(
             line if line.startswith("- ") else f"- {line}" for line in bullets if line.strip()

@@ -11,6 +11,7 @@ from benchsite import (
     Collector,
     Device,
     Finding,
+    Flag,
     Page,
     RenderedPage,
     Timer,
@@ -92,3 +93,8 @@ def prepare_results(results):
     results = results.copy()
     results["every"] = True
     return results
+
+
+@hookimpl
+def register_flags():
+    return [Flag(name="every-odd", description="set on every row by this test", suspect=True)]

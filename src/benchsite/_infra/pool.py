@@ -13,11 +13,12 @@ from __future__ import annotations
 import contextlib
 import gc
 import multiprocessing
-import os
 import signal
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
+
+from benchsite._infra import signals
 
 T = TypeVar("T")
 
@@ -38,8 +39,8 @@ def in_processes(
     process where it had started."""
     start = multiprocessing.get_context("spawn") if fresh else context()
     forking = start.get_start_method() == "fork"
-    with _interrupts_held(), _frozen_for_forks(forking):  # Ctrl-C held until each worker
-        pool = start.Pool(workers, _started, (initializer, initargs))  # ignores it
+    with signals.held(signal.SIGINT), _frozen_for_forks(forking):  # until each worker
+        pool = start.Pool(workers, _started, (initializer, initargs))  # ignores Ctrl-C
     with pool:  # terminated on the way out, whatever happened
         return pool.starmap(function, zip(*arguments, strict=True), chunksize=1)
 
@@ -53,17 +54,8 @@ def forks() -> bool:
     return context().get_start_method() == "fork"
 
 
-def cores() -> int:
-    """The cores this process may run on."""
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1
-
-
 def _started(initializer: Callable[..., None] | None, initargs: tuple[Any, ...]) -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    signals.leave_interrupts_to_parent()
     if initializer is not None:
         initializer(*initargs)
 
@@ -73,8 +65,7 @@ def _frozen_for_forks(forking: bool) -> Iterator[None]:
     """While workers fork in the block, every object this process holds is out of the garbage
     collector's reach (``gc.freeze``, as Python's documentation advises before a fork): a
     collection in a worker would otherwise walk the objects it inherited, and writing their
-    reference counts makes the kernel copy each page they sit on into the worker. Measured on
-    the 100,000 rows of ``benchmarks/site_build.py``: a rebuild 10-20% faster, ~2 CPU-s less."""
+    reference counts makes the kernel copy each page they sit on into the worker."""
     if not forking:
         yield
         return
@@ -83,17 +74,3 @@ def _frozen_for_forks(forking: bool) -> Iterator[None]:
         yield
     finally:
         gc.unfreeze()  # the workers keep theirs frozen
-
-
-@contextlib.contextmanager
-def _interrupts_held() -> Iterator[None]:
-    """Hold Ctrl-C back in this thread (and the processes it forks) for the block, where the
-    platform allows; one that came meanwhile arrives at its end."""
-    if not hasattr(signal, "pthread_sigmask"):
-        yield
-        return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)

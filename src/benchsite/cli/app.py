@@ -23,7 +23,7 @@ import sys
 import warnings
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -39,6 +39,10 @@ from benchsite.measure.runner import RunOptions, parse_labels, run_benchmarks
 from benchsite.store import parts as store
 from benchsite.store.remote import locate
 from benchsite.version import __version__
+
+if TYPE_CHECKING:
+    from benchsite.cli.progress import ProgressReporter
+    from benchsite.site import BuildOptions
 
 app = typer.Typer(
     help="Measure PyTorch workloads on every CPU and GPU of this machine; publish a site.",
@@ -312,6 +316,7 @@ def build(
     options = replace(options, title=title) if title else options
     try:
         with ProgressReporter(console) as reporter:
+            measure_first_if_new(options, reporter)
             report = build_site(options, reporter)
     except KeyboardInterrupt:
         console.print(f"interrupted: nothing published, {escape(str(out))} is as it was.")
@@ -322,6 +327,22 @@ def build(
         f"built {report.files} files from {report.rows} rows in {report.seconds:.1f} s: "
         f"open {escape(str(out / 'index.html'))} or run `benchsite serve --site {escape(str(out))}`"
     )
+
+
+def measure_first_if_new(options: BuildOptions, reporter: ProgressReporter) -> bool:
+    """Run the quick suite on this machine into ``options.results`` when that is the default
+    store and it does not exist yet (so one command on a fresh clone ends in a site); whether
+    it ran. Ctrl-C during it stops the build (the rows measured so far are kept)."""
+    from benchsite.site.build import DEFAULT_RESULTS
+
+    where = locate(options.results)
+    if where != DEFAULT_RESULTS or where.exists():
+        return False
+    reporter.notice(f"no results yet ({where}): running the quick suite on this machine first")
+    run = RunOptions(results=where, plugins=options.plugins, strict=options.strict)
+    if run_benchmarks(run, reporter).interrupted:
+        raise KeyboardInterrupt
+    return True
 
 
 @app.command("new-plugin")

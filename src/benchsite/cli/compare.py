@@ -7,16 +7,17 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import pandas as pd
 import typer
 
 from benchsite.store import parts as store
 from benchsite.store.remote import locate
-from benchsite.tables import Tables
-from benchsite.tables import compare as comparing
 from benchsite.units import format_seconds
+
+if TYPE_CHECKING:
+    from benchsite.tables import compare as comparing
 
 MARKS = {"slower": "SLOWER", "faster": "faster", "same": ""}
 
@@ -45,6 +46,9 @@ def compare(
     """Compare two hosts, runs or device models: NEW/BASE time per case with its 95% interval.
 
     Exits 1 with --fail-on-regression when a case got significantly slower by more than it."""
+    from benchsite.tables import Tables  # the tables load with this command, not with the CLI
+    from benchsite.tables import compare as comparing
+
     threshold = comparing.parse_threshold(fail_on_regression) if fail_on_regression else None
     rows = Tables.of(store.read_results(results)).rows
     sides = comparing.side(rows, base), comparing.side(rows, new)

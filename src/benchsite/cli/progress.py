@@ -16,6 +16,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from benchsite._infra.status import FAILED
 from benchsite.measure.runner import PlannedCase
 from benchsite.units import format_seconds
 
@@ -102,7 +103,7 @@ class ProgressReporter:
                 markup=False,
                 highlight=False,
             )
-        elif status not in ("ok", "skipped"):
+        elif status in FAILED:
             style = STATUS_STYLE.get(status, "red")
             self.console.print(
                 f"[{style}]{status}[/] {escape(planned.workload.item.name)} "

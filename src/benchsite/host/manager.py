@@ -15,7 +15,7 @@ import importlib.metadata
 import importlib.util
 import pkgutil
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import ModuleType
@@ -52,6 +52,10 @@ class Plugins:
     strict: bool = False
     quiet: bool = False  # True in worker processes: the parent already reported the problems
     noted: list[str] = field(default_factory=list)
+    # what each register_* hook gave, by (hook, device kinds checked): benchsite.host.registry
+    registered: dict[tuple[str, frozenset[str] | None], dict[str, Any]] = field(
+        default_factory=dict, repr=False
+    )
 
     @property
     def hook(self) -> pluggy.HookRelay:
@@ -101,31 +105,53 @@ class Plugins:
     def call_each(
         self, hook_name: str, arguments: dict[str, Any] | None = None
     ) -> Iterator[tuple[str, Any]]:
-        """Call hook ``hook_name`` through pluggy one implementation at a time, in pluggy's own
-        call order (``tryfirst``/``trylast`` honoured, newest registered first), and yield
+        """Call hook ``hook_name`` one implementation at a time, in pluggy's own call order
+        (``tryfirst``/``trylast`` honoured, else newest registered first), and yield
         ``(plugin_name, result)`` for each implementation that returned something.
 
-        Each call goes through the plugin manager's hook execution, so every implementation
-        gets only the arguments it names, hook wrappers wrap it and tracing sees it. An
-        implementation that raises is recorded with :meth:`fail` (raised when strict) and
-        skipped, so one broken plugin cannot take the others' results with it. The caller may
-        change ``arguments`` between two implementations (a ``prepare_*`` hook hands each
+        Each call is an ordinary pluggy hook call restricted to one plugin
+        (:meth:`pluggy.PluginManager.subset_hook_caller`), so every implementation gets only
+        the arguments it names, hook wrappers wrap it and tracing sees it (where a plugin
+        implements the hook under another name, through ``specname``, pluggy cannot leave it
+        out of a subset: the implementations are then called directly, unwrapped). An implementation
+        that raises is recorded with :meth:`fail` (raised when strict) and skipped, so one
+        broken plugin cannot take the others' results with it. The caller may change
+        ``arguments`` between two implementations (a ``prepare_*`` hook hands each
         implementation what the previous one returned): it is read afresh for every call."""
         arguments = {} if arguments is None else arguments
-        caller = getattr(self.hook, hook_name)
-        impls = caller.get_hookimpls()
-        wrappers = [impl for impl in impls if impl.hookwrapper or impl.wrapper]
-        plain = [impl for impl in impls if not (impl.hookwrapper or impl.wrapper)]
+        plain = [i for i in getattr(self.hook, hook_name).get_hookimpls() if not _wraps(i)]
         for impl in reversed(plain):  # pluggy calls the last of this list first
             try:
-                # pluggy's own HookCaller.call_extra calls one list of implementations so
-                results = caller._hookexec(hook_name, [impl, *wrappers], dict(arguments), False)
+                results = self._only(hook_name, impl, plain)(**arguments)
             except Exception as exc:  # noqa: BLE001 - a broken plugin is reported, not fatal
                 problem = f"{hook_name} raised {describe_exception(exc)}"
                 self.reject(impl.plugin_name, problem, f"what its {hook_name} gives is left out")
                 continue
             for result in results:  # pluggy leaves out an implementation's None
                 yield impl.plugin_name, result
+
+    def _only(
+        self, hook_name: str, impl: pluggy.HookImpl, plain: list[pluggy.HookImpl]
+    ) -> Callable[..., list[Any]]:
+        """A caller of hook ``hook_name`` that runs ``impl`` alone among the ``plain``
+        implementations (wrappers still wrap it). pluggy leaves in a plugin that has no
+        attribute of the hook's name (an implementation named otherwise, through
+        ``specname``): should one remain, ``impl`` is called directly, with its arguments."""
+        others = [other.plugin for other in plain if other is not impl]
+        subset = self.manager.subset_hook_caller(hook_name, others)
+        if [i for i in subset.get_hookimpls() if not _wraps(i)] == [impl]:
+            return subset
+
+        def direct(**given: Any) -> list[Any]:
+            result = impl.function(*(given[name] for name in impl.argnames))
+            return [] if result is None else [result]
+
+        return direct
+
+
+def _wraps(impl: pluggy.HookImpl) -> bool:
+    """Whether ``impl`` is a hook wrapper (new style or old) rather than an implementation."""
+    return bool(impl.wrapper or impl.hookwrapper)
 
 
 def load_plugins(

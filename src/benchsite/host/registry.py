@@ -17,9 +17,9 @@ from typing import Generic, TypeVar
 from benchsite.errors import PluginError
 from benchsite.host import validation
 from benchsite.host.manager import Plugins
-from benchsite.records import Analysis, Collector, Device, Page, Workload
+from benchsite.records import Analysis, Collector, Device, Flag, Page, Workload
 
-T = TypeVar("T", Device, Workload, Collector, Analysis, Page)
+T = TypeVar("T", Device, Workload, Collector, Analysis, Page, Flag)
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,20 @@ def collect(
     known_kinds: Collection[str] | None = None,
 ) -> dict[str, Registered[T]]:
     """Call ``hook_name`` on every plugin and return its valid records by name (device kinds
-    a workload names are checked against ``known_kinds`` when given)."""
+    a workload names are checked against ``known_kinds`` when given). The hook is called once
+    per :class:`Plugins` (so once per process): a later call returns what the first found."""
+    key = (hook_name, None if known_kinds is None else frozenset(known_kinds))
+    if key not in plugins.registered:
+        plugins.registered[key] = _collect(plugins, hook_name, record_type, known_kinds)
+    return dict(plugins.registered[key])
+
+
+def _collect(
+    plugins: Plugins,
+    hook_name: str,
+    record_type: type[T],
+    known_kinds: Collection[str] | None,
+) -> dict[str, Registered[T]]:
     found: dict[str, Registered[T]] = {}
     for plugin_name, items in plugins.call_each(hook_name):  # hook: register_*
         for item in items if isinstance(items, list | tuple) else [items]:
@@ -113,6 +126,7 @@ def register_all(plugins: Plugins) -> None:
     collectors(plugins)
     analyses(plugins)
     pages(plugins)
+    flags(plugins)
 
 
 def pages(plugins: Plugins) -> dict[str, Registered[Page]]:
@@ -127,3 +141,8 @@ def pages(plugins: Plugins) -> dict[str, Registered[Page]]:
                 f"different name or path"
             )
     return found
+
+
+def flags(plugins: Plugins) -> dict[str, Registered[Flag]]:
+    """What each validity flag means, by its code (hook: register_flags)."""
+    return collect(plugins, "register_flags", Flag)

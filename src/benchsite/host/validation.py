@@ -21,7 +21,7 @@ import math
 import re
 from collections.abc import Callable, Collection, Mapping
 
-from benchsite.records import Analysis, Collector, Device, Page, Workload, expand_grid
+from benchsite.records import Analysis, Collector, Device, Flag, Page, Workload, expand_grid
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
 DEVICE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+:-]*$")
@@ -169,12 +169,20 @@ def _listed(names: Collection[str]) -> str:
     return ", ".join(sorted(names)) or "none"
 
 
+def check_flag(flag: Flag, known_kinds: Collection[str] | None = None) -> list[str]:
+    found = _name(flag.name)
+    if not isinstance(flag.description, str) or not flag.description.strip():
+        found.append("description is empty: say in a line what the flag found")
+    return found
+
+
 CHECKS: dict[type, Callable[..., list[str]]] = {
     Workload: check_workload,
     Collector: check_collector,
     Analysis: check_analysis,
     Device: check_device,
     Page: check_page,
+    Flag: check_flag,
 }
 
 __all__ = ["grid_problems", "metric_problem", "problems"]

@@ -1,8 +1,8 @@
 """Is the machine busy? Checked before a run measures anything, and recorded with every row.
 
-Other work on the cores a run uses moves its numbers (on a busy 2-core machine a DDP world
-size 1 took 689 ms where a quiet one takes 19.6 ms). Before measuring, :func:`check_before_run`
-looks at the cores this process may use: how much CPU time other processes took over
+Other work on the cores a run uses moves its numbers. Before measuring,
+:func:`check_before_run` looks at the cores this process may use
+(:func:`benchsite._infra.cores.usable_cores`): how much CPU time other processes took over
 :data:`SAMPLE_S` (``psutil``, this process and its children excluded) and the load average.
 The machine is *busy* when other processes used more than :data:`BUSY_SHARE` of the usable
 cores (at least half a core). In the full profile a busy run waits, re-checking every few
@@ -17,10 +17,9 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Sequence
 from typing import Any, Protocol
 
-from benchsite.records import Device
+from benchsite._infra.cores import usable_cores
 
 SAMPLE_S = 0.3
 BUSY_SHARE = 0.10
@@ -31,14 +30,6 @@ _SHOWN_PROCESSES = 5
 
 class Notices(Protocol):
     def notice(self, text: str) -> None: ...
-
-
-def usable_cores(devices: Sequence[Device] = ()) -> int:
-    for device in devices:
-        usable = device.info.get("usable_cpus")
-        if device.kind == "cpu" and isinstance(usable, int) and usable > 0:
-            return usable
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def machine_state(cores: int, sample_s: float = SAMPLE_S) -> dict[str, Any]:
@@ -85,10 +76,10 @@ def wait_s(profile: str) -> float:
     return WAIT_S if profile == "full" else 0.0
 
 
-def check_before_run(devices: Sequence[Device], reporter: Notices, profile: str) -> dict:
+def check_before_run(reporter: Notices, profile: str) -> dict:
     """The machine's state before measuring (see the module docstring); waits while busy, up to
     :func:`wait_s`, and tells the reporter when it is busy."""
-    cores = usable_cores(devices)
+    cores = usable_cores()
     state = machine_state(cores)
     deadline = time.monotonic() + wait_s(profile)
     if state["machine_busy"] and time.monotonic() < deadline:

@@ -1,27 +1,19 @@
 """What measuring one case produced: a status and, for a measured case, its result columns.
 
-The worker (:mod:`benchsite.measure.worker`) and a distributed group (:mod:`benchsite.measure.distributed.launch`)
-both hand the runner an :class:`Outcome`; the runner adds where and by what it ran and stores
-the row. :class:`Status` values are plain strings (a ``StrEnum``), so the store and every
-comparison with ``"ok"`` see the same text as before.
+The worker (:mod:`benchsite.measure.worker`) and a distributed group
+(:mod:`benchsite.measure.distributed.launch`) both hand the runner an :class:`Outcome`; the
+runner adds where and by what it ran and stores the row. :class:`Status`
+(:mod:`benchsite._infra.status`) values are plain strings (a ``StrEnum``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any, TypedDict
 
+from benchsite._infra.status import Status
 
-class Status(StrEnum):
-    """How a case ended."""
-
-    OK = "ok"  # measured
-    SKIPPED = "skipped"  # the workload does not apply here (SkipCase, wrong device kind, ...)
-    ERROR = "error"  # setup or a call raised
-    OOM = "oom"  # out of memory
-    CRASH = "crash"  # the worker (or a rank) died
-    TIMEOUT = "timeout"  # killed after the case timeout
+__all__ = ["Measured", "Outcome", "Status"]
 
 
 class Measured(TypedDict):

@@ -19,7 +19,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from benchsite._infra import lock as locks
 from benchsite.errors import SelectionError
 from benchsite.host import config, registry, validation
 from benchsite.host.manager import Plugins, load_plugins
@@ -34,15 +33,14 @@ from benchsite.records import Device, Workload
 from benchsite.store import check as store_check
 from benchsite.store import parts as store
 from benchsite.store import resume
+from benchsite.store import runlock as locks
 from benchsite.version import __version__
 
 PROFILES = {
     "quick": MeasureSettings(
         rel_ci=0.05, budget_s=0.6, min_samples=5, warmup_s=0.05, min_time_s=0.2
     ),
-    # 2 s: on an H200 host, the cases that had not reached the 2% target by then (50 rows of a
-    # full run, replayed from their stored samples) were at a median of 6.6% after 2 s, 6.1%
-    # after 3 s and 5.8% after 5 s: a longer budget buys little and costs the suite minutes.
+    # why 2 s: docs/methodology.md ("Timing")
     "full": MeasureSettings(budget_s=2.0),
 }
 DEFAULT_TIMEOUT_S = 600.0
@@ -75,6 +73,7 @@ class PlannedCase:
     device: Device
     params: dict[str, Any]
     group: distributed.DeviceGroup | None = None  # the devices of a distributed case
+    skip: str | None = None  # why the case is stored as skipped, unmeasured (see plan_case)
 
     @property
     def case_key(self) -> str:
@@ -133,7 +132,7 @@ def run_benchmarks(options: RunOptions, reporter: Reporter | None = None) -> Run
     todo = [planned for planned in plan if (planned.device.name, planned.case_key) not in done]
     report = RunReport(run_id, host, options.results)
     reporter.started(run_id, len(plan), len(plan) - len(todo))
-    machine = busy.check_before_run(devices, reporter, options.profile)  # recorded per row
+    machine = busy.check_before_run(reporter, options.profile)  # recorded per row
     context = RunContext(options, plugins, run_id, host, reporter, machine)
     folder = store.run_dir(options.results, host, run_id)
     with locks.run_lock(folder), Worker(options.plugins) as worker:
@@ -167,23 +166,23 @@ def measure_in_order(
 ) -> Iterator[tuple[PlannedCase, dict[str, Any], float]]:
     """Measure the plan in order, yielding (case, row, seconds it took) as each finishes: one
     case at a time in the worker, and the distributed cases of one device group (same kind and
-    world size) in one launch (:func:`benchsite.measure.distributed.launch.run_group`)."""
+    world size) in one launch (:func:`benchsite.measure.distributed.launch.run_group`). A case
+    the plan skips is stored as skipped where it comes, never launched."""
     batches: dict[tuple[str, int], list[PlannedCase]] = {}
     for planned in todo:
-        if planned.group is not None and planned.device.kind in planned.workload.item.devices:
+        if planned.group is not None and planned.skip is None:
             batches.setdefault((planned.group.kind, planned.group.world_size), []).append(planned)
-    launched: set[tuple[str, int]] = set()
     for planned in todo:
-        key = (planned.group.kind, planned.group.world_size) if planned.group else None
-        if key is None or key not in batches:
+        if planned.group is None or planned.skip is not None:
             context.reporter.case_started(planned)
             started = time.perf_counter()
             row = measure_planned(worker, planned, context)
             yield planned, row, time.perf_counter() - started
-        elif key not in launched:
-            launched.add(key)
+            continue
+        batch = batches.pop((planned.group.kind, planned.group.world_size), None)
+        if batch is not None:  # its first case: the whole group now, in one launch
             worker.close()  # leave the devices' memory and cores to the group
-            yield from _measure_group(batches[key], context)
+            yield from _measure_group(batch, context)
 
 
 def _measure_group(
@@ -254,14 +253,14 @@ def plan_cases(
     if profile not in PROFILES:
         raise SelectionError(f"unknown profile {profile!r}: use quick or full")
     single = [
-        PlannedCase(registered, device, params)
+        plan_case(registered, device, params)
         for registered in workloads
         if not registered.item.distributed
         for params in registered.item.grid(profile)
         for device in devices
     ]
     return single + [
-        PlannedCase(registered, group.device, params, group)
+        plan_case(registered, group.device, params, group)
         for registered in workloads
         if registered.item.distributed
         for params in registered.item.grid(profile)
@@ -269,24 +268,30 @@ def plan_cases(
     ]
 
 
+def plan_case(
+    workload: Registered[Workload],
+    device: Device,
+    params: dict[str, Any],
+    group: distributed.DeviceGroup | None = None,
+) -> PlannedCase:
+    """One case of the plan, with the one decision whether it is measured: a device kind the
+    workload does not run on, or a device group this machine cannot form, makes it skipped."""
+    item = workload.item
+    skip = None
+    if device.kind not in item.devices:
+        skip = f"{item.name} runs only on {', '.join(item.devices)}, not on {device.kind}"
+    elif group is not None:
+        skip = group.problem
+    return PlannedCase(workload, device, params, group, skip)
+
+
 def measure_planned(worker: Worker, planned: PlannedCase, context: RunContext) -> dict[str, Any]:
-    """Measure one planned case (or explain why not) and return its complete result row."""
-    workload = planned.workload.item
-    if planned.device.kind not in workload.devices:
-        supported = ", ".join(workload.devices)
-        reason = f"{workload.name} runs only on {supported}, not on {planned.device.kind}"
-        outcome = Outcome(Status.SKIPPED, reason)
-    elif planned.group is not None:  # one process per rank, through torch's launcher
-        worker.close()  # leave the devices' memory and cores to the group
-        case = distributed.GroupCase(
-            workload.name, planned.params, _timeout(planned, context.options)
-        )
-        outcome = next(
-            distributed.run_group(
-                planned.group, [case], _settings(context.options), context.options.plugins
-            )
-        )
+    """The complete result row of one case measured in the worker, or of one the plan skips."""
+    if planned.skip is not None:
+        world_size = planned.group.world_size if planned.group is not None else 1
+        outcome = Outcome(Status.SKIPPED, planned.skip, world_size=world_size)
     else:
+        workload = planned.workload.item
         spec = CaseSpec(
             workload.name, planned.device.name, planned.params, _settings(context.options)
         )

@@ -5,8 +5,8 @@ with the device's :class:`Timer` (a host clock around a device synchronize, or d
 so that timer, launch and pipeline fill/drain overhead are small against the block. Sampling
 stops when the 95% confidence interval of the median (:func:`benchsite.stats.summarize`, valid
 for correlated samples) is within ``rel_ci`` of it (after ``min_samples``, and after sampling
-for ``min_time_s``: samples taken close together are correlated — host-bound GPU steps drift
-over a second or so, seen on an H200), or when the time budget (counted from the start of the
+for ``min_time_s``: samples taken close together are correlated — host-bound GPU steps can
+drift over a second or so), or when the time budget (counted from the start of the
 pass, and after at least ``min_samples_in_budget`` samples) or ``max_samples`` is reached;
 every sample is kept and ``converged`` records which stop applied.
 

@@ -19,9 +19,7 @@ A series drifts when ``p < ALPHA`` **and** the level moved by at least :data:`EF
 drifts, whatever the p-value, when its stored ``shift`` (below) is 10% (:data:`SHIFT_LIMIT`) or
 more either way: correlated samples can wander that far without the move being significant,
 and a median whose own measurement moved by a tenth is not one number, whether the cause was a
-drift or noise too heavy for the samples taken (on an H200, 17 of 254 rows of a full run moved
-10-25% and passed an earlier rule that excused moves within three standard errors of
-independent noise; their intervals were ±4-20% but they carried no flag).
+drift or noise too heavy for the samples taken.
 Series of fewer than :data:`MIN_SAMPLES` samples get no p-value; from 5 samples (where
 ``shift`` is defined) the shift rule applies.
 

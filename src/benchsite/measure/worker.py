@@ -1,10 +1,10 @@
 """The worker process that sets up and measures cases, isolated from the run that drives it.
 
 The parent (:mod:`benchsite.measure.runner`) starts a worker with :class:`Worker`, sends it one
-:class:`CaseSpec` at a time and gets back an :class:`~benchsite.measure.outcome.Outcome`. An exception
-inside a case comes back as an ``error`` or ``oom`` outcome; a worker that dies (segfault, ``os.abort()``, the
-kernel's OOM killer) or hangs past the case timeout is killed by the parent, which records a
-``crash`` or ``timeout`` row and starts a fresh worker for the next case.
+:class:`CaseSpec` at a time and gets back an :class:`~benchsite.measure.outcome.Outcome`. An
+exception inside a case comes back as an ``error`` or ``oom`` outcome; a worker that dies (segfault,
+``os.abort()``, the kernel's OOM killer) or hangs past the case timeout is killed by the parent,
+which records a ``crash`` or ``timeout`` row and starts a fresh worker for the next case.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import Any
 
+from benchsite._infra import signals
 from benchsite.errors import SkipCase, describe_exception
 from benchsite.host import registry, validation
 from benchsite.host.manager import load_plugins
@@ -140,7 +141,7 @@ class WorkerState:
 
 def serve(conn: Connection, plugin_specs: tuple[str, ...]) -> None:
     """Worker main loop: build the plugins, then answer case specs until told to stop."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides what Ctrl-C means
+    signals.leave_interrupts_to_parent()
     lifeline.die_with_parent(_parent_pid())  # never outlive a killed run
     plugins = load_plugins(plugin_specs, quiet=True)  # the parent reported any problem
     state = WorkerState(

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from benchsite.site import charts, describe
 from benchsite.site.build import BuildOptions, BuildReport, build_site
-from benchsite.site.renderer import RUN_PAGE_ROWS, WORKLOAD_TABLE_ROWS, NavItem, Site, slug
+from benchsite.site.renderer import RUN_PAGE_ROWS, WORKLOAD_TABLE_ROWS, NavItem, Site
 from benchsite.site.sanitize import markdown_html
 from benchsite.site.theme import read_static
 from benchsite.site.views import (
@@ -24,6 +24,7 @@ from benchsite.site.views import (
     EvidenceLink,
     FindingView,
     case_table,
+    slug,
 )
 
 __all__ = [

@@ -9,13 +9,14 @@ An analysis' ``analyze`` is called with the arguments it names (as pluggy calls 
 - ``findings``: the findings of every analysis that does not take ``findings`` (those run
   first), for answers that build on other analyses (FAQ, claims, recommendations).
 
-An analysis that raises is reported by name and skipped; the site still builds.
+An analysis that raises is reported by name and its findings are left out; the build then fails
+and publishes nothing, unless ``--keep-going`` (:func:`benchsite.site.build.check_failures`).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,7 +25,7 @@ import pandas as pd
 from benchsite.errors import describe_exception
 from benchsite.host import registry, validation
 from benchsite.host.manager import Plugins
-from benchsite.records import Finding
+from benchsite.records import Finding, Flag
 from benchsite.site.specs import chart_spec
 from benchsite.tables import TABLE_GROUPS, Tables
 
@@ -62,14 +63,15 @@ def analyse(plugins: Plugins, results: pd.DataFrame, workers: int = 1) -> Analys
     registered analysis (hook: register_analyses): first those that take no ``findings``, then
     those that do; findings come in the order the analyses are registered.
 
+    The tables learn what each validity flag means from the plugins (hook: register_flags).
+
     With ``workers`` > 1, the analyses of each of those two waves run side by side in that
     many processes forked from this one (analyses are independent; the tables they read are
-    computed here first and inherited, not copied; only findings come back). One after another
-    they took ~4 s of the 100,000-row benchmark's 8 s rebuild on a shared machine in a slow
-    spell; on a quiet 2-core Xeon, with their tables, 2.0 s on one CPU and 1.5 s on two. Where
-    processes cannot be forked, they run here."""
+    computed here first and inherited, not copied; only findings come back). Where processes
+    cannot be forked, they run here."""
     prepared = prepare_results(plugins, results)
-    analysed = Analysed(prepared, [], tables=computed_tables(prepared, workers))
+    flags = [entry.item for entry in registry.flags(plugins).values()]
+    analysed = Analysed(prepared, [], tables=computed_tables(prepared, workers, flags))
     registered = {name: reg.item for name, reg in registry.analyses(plugins).items()}
     outputs: dict[str, tuple[list[Finding], str | None]] = {}
     for later in (False, True):
@@ -93,18 +95,19 @@ def analyse(plugins: Plugins, results: pd.DataFrame, workers: int = 1) -> Analys
 _ADOPTED: dict[str, Any] = {}  # in a worker only: the tables it completes, what it analyses
 
 
-def computed_tables(prepared: pd.DataFrame, workers: int = 1) -> Tables:
+def computed_tables(
+    prepared: pd.DataFrame, workers: int = 1, flags: Iterable[Flag] | None = None
+) -> Tables:
     """The tables of the prepared results with every table the built-in analyses and pages
     read worked out now (:meth:`Tables.computed`), once, before they fork. With ``workers``
     > 1, the groups of :data:`benchsite.tables.TABLE_GROUPS` after the first (the current
     rows, which all the others read) are worked out side by side in processes forked from this
-    one, and only the tables come back: one after another they took ~1.4 s of the 100,000-row
-    benchmark's rebuild, the block bootstraps of the speedups and of the precision gains
-    (~0.45 s each) among them, with every other core idle."""
+    one, and only the tables come back. ``flags``: what the validity flags mean (default: the
+    installed plugins' flags)."""
     from benchsite._infra.pool import forks, in_processes
 
     first, *groups = TABLE_GROUPS
-    tables = Tables.of(prepared)
+    tables = Tables.of(prepared, flags)
     tables.compute(first)
     if workers <= 1 or not forks():
         return tables.computed()

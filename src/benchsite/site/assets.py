@@ -12,7 +12,6 @@ not drawn again; the missing ones are drawn at the end of the build (:func:`draw
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
@@ -20,9 +19,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+import platformdirs
 import vl_convert
 
-from benchsite._infra.pool import cores, in_processes
+from benchsite._infra.cores import usable_cores
+from benchsite._infra.pool import in_processes
 from benchsite.errors import BenchsiteError, PluginError
 from benchsite.site import chart_svg
 from benchsite.site.publish import Staging, copy_file
@@ -73,8 +74,9 @@ def _cached_bundle() -> Path:
 
 
 def _cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "benchsite"
+    """The user's cache folder of benchsite (``$XDG_CACHE_HOME/benchsite`` or
+    ``~/.cache/benchsite`` on Linux; the platform's own elsewhere)."""
+    return Path(platformdirs.user_cache_dir("benchsite", appauthor=False))
 
 
 def draw_missing(charts: Iterable[ChartSpec], staging: Staging) -> Drawn:
@@ -93,7 +95,7 @@ def draw_missing(charts: Iterable[ChartSpec], staging: Staging) -> Drawn:
     (site / CHART_FOLDER).mkdir(parents=True, exist_ok=True)
     targets = [site / path for path in missing]
     texts = [chart.text for chart in missing.values()]
-    workers = min(len(texts), cores(), MAX_WORKERS)
+    workers = min(len(texts), usable_cores(), MAX_WORKERS)
     answers = in_processes(chart_svg.draw, targets, texts, workers=workers, fresh=True)
     errors = [f"{t.name}: {a}" for t, a in zip(targets, answers, strict=True) if isinstance(a, str)]
     if errors:

@@ -8,15 +8,15 @@ Every file goes into a staging folder beside ``--out``, which replaces the publi
 when the build succeeded (:mod:`benchsite.site.publish`, which also holds the lock that keeps two
 builds out of one folder): a build that fails or is interrupted leaves the last good site as it
 was. A page or analysis that raises is reported by name and the build fails, publishing nothing
-(``keep_going`` publishes the rest; ``strict`` stops at the first failure). When ``--results``
-is the default folder and does not exist, the quick suite is run on this machine first, so that
-one command on a fresh clone ends in a site.
+(``keep_going`` publishes the rest; ``strict`` stops at the first failure). A missing or empty
+store is one line: the build measures nothing (``benchsite build`` runs the quick suite first
+when the default store does not exist yet; that decision is the CLI's).
 
 Text columns made during a build (``host``, ``workload``, a table's row ids) hold Python strings
 (pandas' ``mode.string_storage`` "python"), not Arrow strings, pandas 3's default: the tables,
 analyses and pages read them value by value in Python (``zip``, ``itertuples``, sets), which
-is ~4x slower over Arrow. On the 100,000 rows of ``benchmarks/site_build.py`` a rebuild took
-~10% less CPU time so. Vectorized operations cost the same either way.
+is slower over Arrow (docs/architecture.md, "Read"). Vectorized operations cost the same
+either way.
 """
 
 from __future__ import annotations
@@ -29,15 +29,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import pandas as pd
 
-from benchsite._infra.pool import cores, forks, in_processes
+from benchsite._infra.cores import usable_cores
+from benchsite._infra.pool import forks, in_processes
 from benchsite.errors import BuildFailed, PluginError, StoreError, describe_exception
 from benchsite.host import registry
 from benchsite.host.manager import Plugins, load_plugins
-from benchsite.measure.runner import Reporter, RunOptions, SilentReporter, run_benchmarks
 from benchsite.records import Page, RenderedPage
 from benchsite.site import assets, publish
 from benchsite.site.analyse import Analysed, analyse
@@ -51,6 +51,19 @@ DEFAULT_RESULTS = Path("results")
 THEME_FILES = ("site.css", "embed.js", "tables.js")
 STAGES = ("plugins", "read", "analyse", "pages", "files", "charts")
 T = TypeVar("T")
+
+
+class Reporter(Protocol):
+    """How a build tells its caller what happens (the CLI draws progress): stage ``index``
+    (from 0) of ``count`` starts; a notice is one line."""
+
+    def notice(self, text: str) -> None: ...
+    def stage(self, name: str, index: int, count: int) -> None: ...
+
+
+class SilentReporter:
+    def notice(self, text: str) -> None: ...
+    def stage(self, name: str, index: int, count: int) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -74,7 +87,6 @@ class BuildReport:
     files: int = 0
     rows: int = 0
     seconds: float = 0.0
-    ran_suite: bool = False
     charts_rendered: int = 0
     chart_seconds: float = 0.0  # time vl-convert spent drawing them, over its processes
     stages: dict[str, float] = field(default_factory=dict)
@@ -92,8 +104,8 @@ def build_site(options: BuildOptions, reporter: Reporter | None = None) -> Build
     with pd.option_context("mode.string_storage", "python"), publish.staged(options.out) as staging:
         bundle = assets.start_vega_bundle(staging.out)  # made meanwhile unless cached
         plugins = stage("plugins", load_plugins, options.plugins, strict=options.strict)
-        results = stage("read", read_or_run, options, reporter, report)  # suite if none yet
-        analysed = stage("analyse", analyse, plugins, results, cores())  # + tables
+        results = stage("read", read_store, options.results)
+        analysed = stage("analyse", analyse, plugins, results, usable_cores())  # + tables
         site = make_site(options, analysed, plugins)  # hook: prepare_jinja_env
         pages = stage("pages", render_pages, site, ordered_pages(plugins), staging, options)
         check_failures(options, analysed, pages, report, reporter)
@@ -126,24 +138,15 @@ class Stages:
         return result
 
 
-def read_or_run(options: BuildOptions, reporter: Reporter, report: BuildReport) -> pd.DataFrame:
-    """The store's rows. Only when ``--results`` is the default and does not exist, the quick
-    suite is run here first (Ctrl-C during it stops the build); any other missing or empty
-    store is an error."""
-    where = locate(options.results)  # a folder or an object store (benchsite.store.remote)
-    if where.exists() or where != DEFAULT_RESULTS:
-        results = store.read_results(where)
-        if results.empty and not where.exists():
-            raise StoreError(f"--results {where} does not exist: pass the folder of a store")
-        if results.empty:
-            raise StoreError(f"{where} holds no results: measure first (benchsite run)")
-        return results
-    reporter.notice(f"no results yet ({where}): running the quick suite on this machine first")
-    run = RunOptions(results=where, plugins=options.plugins, strict=options.strict)
-    report.ran_suite = True
-    if run_benchmarks(run, reporter).interrupted:
-        raise KeyboardInterrupt  # the rows measured so far are kept; nothing is published
-    return store.read_results(where)
+def read_store(results: Path) -> pd.DataFrame:
+    """The store's rows; a missing or empty store is one line."""
+    where = locate(results)  # a folder or an object store (benchsite.store.remote)
+    rows = store.read_results(where)
+    if rows.empty and not where.exists():
+        raise StoreError(f"--results {where} does not exist: pass the folder of a store")
+    if rows.empty:
+        raise StoreError(f"{where} holds no results: measure first (benchsite run)")
+    return rows
 
 
 def make_site(options: BuildOptions, analysed: Analysed, plugins: Plugins) -> Site:
@@ -206,7 +209,7 @@ def render_pages(
     two workers per core (tried) took ~1 s and ~2 CPU-s more there, sharing the cores and their
     caches. The pages that took longest in the last build go first (:func:`longest_first`).
     Where workers cannot be forked (they would start without the site), pages render here."""
-    workers = min(len(pages), cores())
+    workers = min(len(pages), usable_cores())
     if workers <= 1 or not forks():
         return [render_page(site, page, staging.folder, options.strict) for page in pages]
     order = longest_first(pages, publish.page_seconds(staging.out))

@@ -13,13 +13,14 @@ and compiling took a fifth of the drawing time.
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import vl_convert
+
+from benchsite._infra import atomic
 
 DATA_KEYS = ("data", "datasets", "values")
 # each shape of chart compiled to Vega (see vega_spec): at most a few dozen in a build
@@ -87,19 +88,12 @@ def _renamed(part: Any, names: dict[str, str]) -> Any:
     return renamed
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` so that a reader never sees half a file."""
-    temp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    temp.write_text(text, encoding="utf-8")
-    os.replace(temp, path)
-
-
 def draw(target: Path, spec_json: str) -> float | str:
     """Draw one chart into ``target``: the seconds it took, or why it could not be drawn."""
     started = time.perf_counter()
     try:
         svg = vl_convert.vega_to_svg(vega_spec(static(json.loads(spec_json))))
-        write_atomic(target, svg)
+        atomic.write_text(target, svg)
     except Exception as exc:  # noqa: BLE001 - a chart that cannot be drawn is reported, not fatal here
         lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
         return " ".join(lines[:2])  # what failed and why, not the JavaScript stack
@@ -110,7 +104,7 @@ def main() -> None:
     """``--bundle FILE``: write the Vega bundle there (Ctrl-C ends it with the build)."""
     if sys.argv[1:2] != ["--bundle"] or len(sys.argv) != 3:
         sys.exit("usage: python -m benchsite.site.chart_svg --bundle FILE")
-    write_atomic(Path(sys.argv[2]), vl_convert.javascript_bundle())
+    atomic.write_text(Path(sys.argv[2]), vl_convert.javascript_bundle())
 
 
 if __name__ == "__main__":

@@ -9,9 +9,9 @@ out the longest first), then renames the published folder aside (``.<name>.old-<
 the staging folder in, and deletes the old one. A build that fails or is interrupted deletes
 its staging folder and leaves the published site as it was.
 
-The lock is ``.<name>.lock`` beside the folder, held with ``flock`` (``msvcrt.locking`` on
-Windows) for the whole build: the system releases it when its process ends, however it ends,
-so a dead build's lock is simply taken over; the file keeps the holder's PID for the message.
+The lock is ``.<name>.lock`` beside the folder (:mod:`benchsite._infra.lock`), held for the
+whole build: the system releases it when its process ends, however it ends, so a dead build's
+lock is simply taken over; the file keeps the holder's PID for the message.
 Under the lock, what a dead build left (a staging folder, a folder renamed aside before the new
 one was in) is cleaned up or put back first.
 """
@@ -27,6 +27,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchsite._infra import lock as locks
+from benchsite._infra import signals
 from benchsite.errors import BenchsiteError
 
 MANIFEST = ".benchsite-files"  # the files the build wrote, one a line; the rest is the user's
@@ -49,7 +51,7 @@ class Staging:
         times = json.dumps({name: round(value, 3) for name, value in seconds.items()}, indent=0)
         (self.folder / PAGE_SECONDS).write_text(times + "\n", encoding="utf-8")
         aside = _beside(self.out, "old")
-        with _signals_held():  # a Ctrl-C here would leave no folder at ``out`` until next build
+        with signals.held(signal.SIGINT, signal.SIGTERM):  # no moment without a site at ``out``
             if self.out.exists():
                 os.rename(self.out, aside)
             os.rename(self.folder, self.out)
@@ -93,46 +95,25 @@ def _beside(out: Path, what: str) -> Path:
 
 @contextlib.contextmanager
 def _locked(out: Path) -> Iterator[None]:
-    """Hold ``.<name>.lock`` beside ``out``; one line (exit 2) when another build holds it or
-    the folder cannot be written."""
+    """Hold ``.<name>.lock`` beside ``out`` (:func:`benchsite._infra.lock.exclusive`); one
+    line (exit 2) when another build holds it or the folder cannot be written."""
     lock = out.with_name(f".{out.name}.lock")
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        handle = open(lock, "a+", encoding="utf-8")
-    except OSError as exc:
-        raise BenchsiteError(
-            f"cannot write the site to {out} ({exc.strerror or exc}): pass a writable --out"
-        ) from None
-    with handle:
-        if not _try_lock(handle):
-            handle.seek(0)
-            holder = handle.read().strip() or "?"
+    with contextlib.ExitStack() as held:
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            held.enter_context(locks.exclusive(lock, lambda pid: _busy(out, pid)))
+        except OSError as exc:
             raise BenchsiteError(
-                f"another benchsite build (PID {holder}) is writing {out}: wait for it to "
-                "finish, or pass another --out"
-            )
-        handle.seek(0)
-        handle.truncate()
-        handle.write(str(os.getpid()))
-        handle.flush()
+                f"cannot write the site to {out} ({exc.strerror or exc}): pass a writable --out"
+            ) from None
         yield
 
 
-def _try_lock(handle: object) -> bool:
-    """Take the lock of the open file ``handle`` without waiting; whether it was free."""
-    fileno = handle.fileno()  # type: ignore[attr-defined]
-    try:
-        if os.name == "nt":
-            import msvcrt
-
-            msvcrt.locking(fileno, msvcrt.LK_NBLCK, 1)
-        else:
-            import fcntl
-
-            fcntl.flock(fileno, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        return False
-    return True
+def _busy(out: Path, pid: int | None) -> BenchsiteError:
+    return BenchsiteError(
+        f"another benchsite build (PID {pid or '?'}) is writing {out}: wait for it to "
+        "finish, or pass another --out"
+    )
 
 
 def _clean_leftovers(out: Path) -> None:
@@ -178,17 +159,3 @@ def copy_file(source: Path, target: Path) -> None:
         os.link(source, target)
     except OSError:
         shutil.copy2(source, target)
-
-
-@contextlib.contextmanager
-def _signals_held() -> Iterator[None]:
-    """Hold back Ctrl-C and SIGTERM for the two renames (where the platform allows)."""
-    held = {signal.SIGINT, signal.SIGTERM}
-    if not hasattr(signal, "pthread_sigmask"):
-        yield
-        return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)

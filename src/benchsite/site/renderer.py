@@ -8,8 +8,6 @@ from a GitHub Pages project sub-path alike.
 
 from __future__ import annotations
 
-import functools
-import hashlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -26,7 +24,7 @@ from benchsite.records import Finding, RenderedPage, Workload
 from benchsite.site import assets, theme
 from benchsite.site.analyse import Analysed
 from benchsite.site.specs import ChartSpec, chart_spec
-from benchsite.site.views import ChartView, EvidenceLink, FindingView, finding_view
+from benchsite.site.views import ChartView, EvidenceLink, FindingView, finding_view, slug
 from benchsite.tables import Tables
 from benchsite.tables.rows import RUN_ORDER, run_order
 
@@ -119,18 +117,6 @@ class Site:
         view = finding_view(finding, self.row_links, hrefs, chart)
         self._finding_cache[id(finding)] = view
         return view
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def slug(text: str) -> str:
-    """A file-name-safe, readable and collision-free name: ``<script>`` → ``script-1a2b3c``.
-    Cached: every row link slugs its workload's or run's name again."""
-    readable = "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in str(text)).strip("-.")
-    readable = "-".join(part for part in readable.split("-") if part)[:60]
-    if readable == text:
-        return readable
-    digest = hashlib.sha256(str(text).encode()).hexdigest()[:6]
-    return f"{readable}-{digest}" if readable else digest
 
 
 def row_links(site: Site) -> RowLinks:

@@ -7,6 +7,7 @@ links), so that a template never computes and a user's theme can rely on plain f
 from __future__ import annotations
 
 import functools
+import hashlib
 import itertools
 import math
 import re
@@ -19,6 +20,7 @@ import numpy as np
 import pandas as pd
 from markupsafe import Markup
 
+from benchsite._infra.status import FAILED
 from benchsite.records import Finding
 from benchsite.site.sanitize import markdown_html
 from benchsite.store import parts as store
@@ -32,8 +34,6 @@ from benchsite.units import (
     metric_words,
     seconds_texts,
 )
-
-FAILED = ("error", "crash", "timeout", "oom")
 
 
 @dataclass(frozen=True)
@@ -301,10 +301,20 @@ def link_items(links: list[EvidenceLink], root: str = "") -> Markup:
     )
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def slug(text: str) -> str:
+    """A file-name-safe, readable and collision-free name: ``<script>`` → ``script-1a2b3c``.
+    Cached: every row link slugs its workload's or run's name again."""
+    readable = "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in str(text)).strip("-.")
+    readable = "-".join(part for part in readable.split("-") if part)[:60]
+    if readable == text:
+        return readable
+    digest = hashlib.sha256(str(text).encode()).hexdigest()[:6]
+    return f"{readable}-{digest}" if readable else digest
+
+
 def evidence_path(finding_id: str) -> str:
     """The page listing every evidence row of a finding."""
-    from benchsite.site.renderer import slug
-
     return f"evidence/{slug(finding_id)}.html"
 
 

@@ -14,9 +14,9 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchsite._infra import lock as locks
 from benchsite.errors import StoreError
 from benchsite.store import parts as store
+from benchsite.store import runlock as locks
 from benchsite.store.remote import RemotePath
 
 MIN_FREE_BYTES = 16 * 2**20

@@ -2,8 +2,9 @@
 
 Layout: ``<root>/host=<host>/run=<run_id>/part-<id>.parquet``. Every finished case is written as
 its own part file before the next case starts, so an interrupted run loses at most the case in
-flight; when a run ends its parts are compacted into one file. Each run has one writer at a time
-(:func:`benchsite._infra.lock.run_lock`), so many machines and processes write into one store at once.
+flight; when a run ends its parts are compacted into one file. Each run has one writer at a
+time (:func:`benchsite.store.runlock.run_lock`), so many machines and processes write into one
+store at once.
 
 One canonical schema (:data:`SCHEMA`) is cast on every write and passed on every read: a file
 written before a column existed reads that column as null. The schema is additive only; its
@@ -53,10 +54,9 @@ with real signals at each of them and checks the invariants above.
 
 from __future__ import annotations
 
-import contextlib
 import errno
+import functools
 import json
-import os
 import uuid
 import warnings
 from collections.abc import Iterable, Mapping
@@ -71,6 +71,9 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
+from benchsite._infra import atomic
+from benchsite._infra.status import FAILED
+from benchsite._infra.text import first_line
 from benchsite.errors import StoreError, StoreWarning
 from benchsite.store import faults
 from benchsite.store.remote import RemotePath, translated
@@ -208,7 +211,8 @@ def _with_record(table: pa.Table, files: Iterable[str], rows: Iterable[str]) -> 
 
 def _write_atomic(table: pa.Table, folder: Folder, step: str) -> Folder:
     """Write ``table`` as a new part of ``folder``: hidden temporary file, fsync, rename, fsync
-    of the folder. A failed write leaves no temporary file behind. In an object store the part
+    of the folder (:func:`benchsite._infra.atomic.replacing`). A failed write leaves no
+    temporary file behind. In an object store the part
     is written once under its unique key: an object appears whole when its upload completes, or
     not at all, so no rename is needed (nor offered)."""
     final = folder / f"part-{uuid.uuid4().hex[:12]}.parquet"
@@ -217,19 +221,12 @@ def _write_atomic(table: pa.Table, folder: Folder, step: str) -> Folder:
             pq.write_table(table, final.path, filesystem=final.fs)
         faults.point(f"{step}:after-rename")
         return final
-    temp = folder / f".{final.name}.tmp-{os.getpid()}"
+    written = functools.partial(faults.point, f"{step}:after-write")
     try:
-        pq.write_table(table, temp)
-        with open(temp, "rb") as handle:
-            os.fsync(handle.fileno())
-        faults.point(f"{step}:after-write")
-        os.replace(temp, final)
-    except BaseException as exc:
-        temp.unlink(missing_ok=True)
-        if isinstance(exc, OSError):
-            raise StoreError(f"cannot write {final} ({exc.strerror}): {_advice(exc)}") from None
-        raise
-    _fsync_folder(folder)
+        with atomic.replacing(final, durable=True, before_replace=written) as temp:
+            pq.write_table(table, temp)
+    except OSError as exc:
+        raise StoreError(f"cannot write {final} ({exc.strerror}): {_advice(exc)}") from None
     faults.point(f"{step}:after-rename")
     return final
 
@@ -238,15 +235,6 @@ def _advice(exc: OSError) -> str:
     if exc.errno == errno.ENOSPC:
         return "the disk is full; free space and resume with `benchsite run --resume`"
     return "check that the results folder is writable"
-
-
-def _fsync_folder(folder: Path) -> None:
-    with contextlib.suppress(OSError):  # not every platform can open a folder
-        fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
 
 
 def compact_run(root: Folder, host: str, run_id: str) -> Folder | None:
@@ -303,7 +291,7 @@ def scan_run(folder: Folder) -> RunScan:
         except FileNotFoundError:
             raise _Vanished from None
         except (pa.ArrowException, OSError) as exc:
-            scan.bad[path.name] = f"not a readable Parquet file ({_first_line(exc)})"
+            scan.bad[path.name] = f"not a readable Parquet file ({first_line(exc)})"
             continue
         problem = _foreign(schema) or _check_version(path, schema)
         if problem:
@@ -344,7 +332,7 @@ def _foreign(schema: pa.Schema) -> str | None:
     return None
 
 
-# each column's type by name: a fleet's thousand parts asked SCHEMA by name ~70,000 times
+# each column's type by name, looked up for every column of every part read
 SCHEMA_TYPES = {field_.name: field_.type for field_ in SCHEMA}
 
 
@@ -363,10 +351,6 @@ def _check_version(path: Path, schema: pa.Schema) -> None:
             f"{path} was written by a newer benchsite (schema version {version}, this one reads "
             f"up to {SCHEMA_VERSION}): upgrade benchsite to read this store"
         )
-
-
-def _first_line(exc: BaseException) -> str:
-    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
 class _Vanished(Exception):
@@ -395,7 +379,7 @@ def read_parts(folder: Folder, scan: RunScan) -> list[pa.Table]:
         except FileNotFoundError:
             raise _Vanished from None
         except (pa.ArrowException, OSError) as exc:
-            scan.bad[name] = f"cannot be read ({_first_line(exc)})"
+            scan.bad[name] = f"cannot be read ({first_line(exc)})"
             scan.live.remove(name)
             scan.present.remove(name)
     return tables
@@ -442,8 +426,8 @@ def read_table(root: Folder) -> pa.Table:
 
 
 def _read_at_once(folders: list[Folder]) -> pa.Table | None:
-    """Every run's live parts read as one dataset, in the order of ``folders``: a run at a time
-    cost ~3 ms each, 3 s of a fleet's thousand runs. ``None`` (read them a run at a time, as
+    """Every run's live parts read as one dataset, in the order of ``folders`` (one read, not one
+    per run). ``None`` (read them a run at a time, as
     :func:`_read_run` does) where a run needs care: a part that cannot be read, rows that a
     compaction superseded, or a part that vanished meanwhile (a compaction committing)."""
     try:
@@ -471,21 +455,21 @@ def read_results(root: Folder) -> pd.DataFrame:
     """Read the whole store as a data frame, one row per case, newest run last.
 
     Text columns hold Python strings (``object``, as pandas 2 gives them): analyses and pages
-    walk rows one by one, and pandas 3's Arrow-backed strings cost ~2 µs per value to walk.
+    walk rows one by one, which is slower over pandas 3's Arrow-backed strings.
     """
     table = read_table(root)
-    # sorted by Arrow (a stable sort, nulls last, texts by code point as Python compares them):
-    # pandas took ~2 s to sort a million rows by their row ids
+    # sorted by Arrow (a stable sort, nulls last, texts by code point as Python compares them),
+    # faster than pandas at sorting many rows by their row ids
     table = table.take(
         pc.sort_indices(table, [("timestamp", "ascending"), ("row_id", "ascending")])
     )
     text = [f.name for f in table.schema if pa.types.is_string(f.type)]  # the schema's texts
     frame = table.drop_columns(text).to_pandas()
-    for name in text:  # each distinct text one str object, shared by its rows (~1 GB at 1M rows)
+    for name in text:  # each distinct text one str object, shared by its rows
         # a Series of dtype object: a bare object array would be inferred as pandas 3's ``str``
         frame[name] = pd.Series(_shared_strings(table.column(name)), dtype=object)
     frame = frame[table.column_names]
-    del table  # and hand what Arrow's allocator kept of it back: ~1.7 GB at a million rows
+    del table  # and hand what Arrow's allocator kept of it back
     pa.default_memory_pool().release_unused()
     return frame
 
@@ -532,6 +516,6 @@ def list_runs(root: Folder) -> pd.DataFrame:
         started=("timestamp", "min"),
         cases=("row_id", "size"),
         ok=("status", lambda s: int((s == "ok").sum())),
+        failed=("status", lambda s: int(s.isin(FAILED).sum())),
     ).reset_index()
-    runs["failed"] = runs["cases"] - runs["ok"]
     return runs.sort_values("started").reset_index(drop=True)

@@ -27,6 +27,7 @@ from urllib.parse import unquote, urlsplit
 import pyarrow as pa
 import pyarrow.fs as pafs
 
+from benchsite._infra.text import first_line
 from benchsite.errors import StoreError
 
 SCHEMES = ("s3", "gs", "az")
@@ -193,10 +194,6 @@ _DENIED = (
     "UNAUTHORIZED",
     "MISSING_AUTHENTICATION",
 )
-
-
-def first_line(exc: BaseException) -> str:
-    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
 def is_remote(where: object) -> bool:

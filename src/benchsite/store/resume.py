@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from benchsite._infra.status import FAILED
 from benchsite.errors import SelectionError
 from benchsite.store import parts as store
 
-FAILED = frozenset({"error", "crash", "timeout"})
 Key = tuple[str, str]  # (device, case_key)
 
 

@@ -14,7 +14,8 @@ recomputes a number defined here.
   hardware folded into one row per case, the median host's (:mod:`benchsite.tables.fold`).
 - :attr:`Tables.ok`: current rows that succeeded with a positive median (usable and suspect).
 - :attr:`Tables.usable`: ok and trustworthy: what may be headlined.
-- :attr:`Tables.suspect`: ok but flagged (:data:`SUSPECT_FLAGS`), with ``reasons``.
+- :attr:`Tables.suspect`: ok but flagged (a flag registered as suspect,
+  :attr:`Tables.suspect_flags`), with ``reasons``; :attr:`Tables.flags`: what each flag means.
 - :attr:`Tables.speedups`: accelerator-over-CPU speedup of every pair, with its block-bootstrap
   95% interval (:mod:`benchsite.tables.speedups`).
 - :attr:`Tables.crossovers`: where the accelerator starts to win, with and without copies.
@@ -39,11 +40,13 @@ recomputes a number defined here.
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
 
+from benchsite.records import Flag
 from benchsite.tables import (
     answers,
     compare,
@@ -54,20 +57,55 @@ from benchsite.tables import (
     leaderboard,
     speedups,
 )
+from benchsite.tables.answers import PLAIN
+from benchsite.tables.compare import REGRESSION
 from benchsite.tables.curves import SCALING_AXES, SUPERLINEAR
-from benchsite.tables.rows import SUSPECT_FLAGS, flag_tuple, prepare
-from benchsite.tables.speedups import precision_of, ratio_intervals
+from benchsite.tables.flags import (
+    Flags,
+    deprecated_suspect_flags,
+    flag_map,
+    not_a_peak_codes,
+    suspect_codes,
+    uncertain_codes,
+)
+from benchsite.tables.rows import (
+    DERIVED_COLUMNS,
+    best_rate,
+    each_once,
+    flag_tuple,
+    metric_frame,
+    prepare,
+    run_order,
+)
+from benchsite.tables.speedups import precision_of, ratio_intervals, without, work_keys
 
+# public (docs/toolkit.md lists them): what plugins import from here
 __all__ = [
+    "DERIVED_COLUMNS",
+    "PLAIN",
+    "REGRESSION",
     "SCALING_AXES",
     "SUPERLINEAR",
-    "SUSPECT_FLAGS",
     "TABLE_GROUPS",
     "Tables",
+    "best_rate",
+    "compare",
+    "each_once",
     "flag_tuple",
+    "fold",
+    "metric_frame",
     "precision_of",
     "ratio_intervals",
+    "run_order",
+    "without",
+    "work_keys",
 ]
+
+
+def __getattr__(name: str) -> object:  # PEP 562: the deprecated SUSPECT_FLAGS
+    if name == "SUSPECT_FLAGS":
+        return deprecated_suspect_flags()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # every table that takes no argument (what the built-in analyses and pages read), in groups:
@@ -91,13 +129,27 @@ class Tables:
     :meth:`of`; read its attributes, never change the frames they return."""
 
     rows: pd.DataFrame
+    flags: Flags = field(default_factory=flag_map)
     _scaling: dict[str, pd.DataFrame] = field(default_factory=dict, repr=False)
     _effects: dict[tuple[str, str], pd.DataFrame] = field(default_factory=dict, repr=False)
 
     @classmethod
-    def of(cls, results: pd.DataFrame) -> Tables:
-        """The tables of ``results`` (the store after every ``prepare_results`` hook)."""
-        return cls(prepare(results))
+    def of(cls, results: pd.DataFrame, flags: Flags | Iterable[Flag] | None = None) -> Tables:
+        """The tables of ``results`` (the store after every ``prepare_results`` hook);
+        ``flags`` say what the codes of its ``flags`` column mean (the ``register_flags``
+        records; ``None``: those of the installed plugins)."""
+        meanings = flag_map(flags)
+        return cls(prepare(results, suspect_codes(meanings), uncertain_codes(meanings)), meanings)
+
+    @property
+    def suspect_flags(self) -> frozenset[str]:
+        """The flag codes that make an ok row suspect (``Flag.suspect``)."""
+        return suspect_codes(self.flags)
+
+    @property
+    def not_a_peak_flags(self) -> frozenset[str]:
+        """The flag codes whose rates are no device's peak (``Flag.not_a_peak``)."""
+        return not_a_peak_codes(self.flags)
 
     def computed(self) -> Tables:
         """These tables with every table that takes no argument worked out now (what the
@@ -171,7 +223,7 @@ class Tables:
 
     @functools.cached_property
     def peaks(self) -> pd.DataFrame:
-        return inventory.peaks(self.rows)
+        return inventory.peaks(self.rows, self.not_a_peak_flags)
 
     @functools.cached_property
     def answers(self) -> pd.DataFrame:

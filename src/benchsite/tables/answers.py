@@ -10,7 +10,7 @@ pruned variant never answers for the workload.
 
 The **realistic size** is the largest measured size of the default variant. A pair flagged
 uncertain stands there with its widened interval and its ``uncertain`` codes (the page says
-so); only a suspect pair (a number that cannot be right, :data:`benchsite.tables.rows.SUSPECT_FLAGS`)
+so); only a suspect pair (a number that cannot be right: a flag registered as suspect)
 is passed over for the largest usable size, and ``largest_reasons`` says why (where every size
 is suspect, ``speedup`` is NaN). A crossover resting on a suspect pair is kept with its
 ``…_reasons``: the page flags it. ``cpu_median_s`` and ``gpu_median_s`` are the two times at

@@ -33,6 +33,23 @@ from benchsite.errors import SelectionError
 from benchsite.tables.rows import current
 from benchsite.tables.speedups import from_medians_where_no_samples, ratio_intervals
 
+__all__ = [  # public: docs/toolkit.md
+    "REGRESSION",
+    "RunComparison",
+    "Side",
+    "Sides",
+    "compare",
+    "compared",
+    "hardware_differences",
+    "hardware_groups",
+    "matched",
+    "parse_threshold",
+    "regressions",
+    "run_comparison",
+    "run_pairs",
+    "side",
+]
+
 COLUMNS = [
     "workload",
     "variant",

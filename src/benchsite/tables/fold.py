@@ -29,6 +29,8 @@ import pandas as pd
 
 from benchsite.tables.rows import CURRENT_ORDER, series
 
+__all__ = ["FLEET_HOSTS", "device_models", "fold_hosts", "hardware_names", "is_fleet"]  # public
+
 FLEET_HOSTS = 12  # more hosts than this make a fleet, folded by hardware (the charts' lines)
 CASE = ["device", "workload", "case_key"]
 

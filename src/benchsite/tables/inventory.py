@@ -4,11 +4,13 @@ best rate measured on each (its peak), and one row per run."""
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from typing import Any
 
 import pandas as pd
 
 from benchsite.store import parts as store
+from benchsite.tables import flags as flag_meanings
 from benchsite.tables.rows import RATES, each_once
 
 
@@ -23,17 +25,18 @@ def devices(frame: pd.DataFrame) -> pd.DataFrame:
     return table.sort_values(["host", "device_kind", "device"]).reset_index(drop=True)
 
 
-NOT_A_PEAK = frozenset({"in-cache", "launch-bound", "above-peak"})  # validity flags
-
-
-def peaks(frame: pd.DataFrame) -> pd.DataFrame:
+def peaks(frame: pd.DataFrame, not_a_peak: Collection[str] | None = None) -> pd.DataFrame:
     """Per (host, device, workload): the best TFLOP/s, GB/s and items/s measured, with the row.
-    A row whose validity flags say it measured something else (a cache, launch overhead, a
-    missing synchronization) stands only where nothing else was measured: a CPU copy of 1 MiB
-    at 192 GB/s out of its cache is no peak of its memory."""
+    A row with a flag of ``not_a_peak`` (codes of flags registered with ``not_a_peak=True``:
+    it measured something else, such as a cache or launch overhead) stands only where nothing
+    else was measured: a CPU copy out of its cache is no peak of its memory. ``None``: the
+    installed plugins' flags."""
+    if not_a_peak is None:
+        not_a_peak = flag_meanings.not_a_peak_codes(flag_meanings.installed())
+    not_a_peak = frozenset(not_a_peak)
     keys, ok = ["host", "device", "workload", "params_obj", "row_id"], frame["ok"].to_numpy(bool)
     good = frame.loc[ok, [*keys, *(column for column, _ in RATES)]]
-    doubtful = each_once(frame.loc[ok, "flags"], lambda codes: bool(NOT_A_PEAK & set(codes)), tuple)
+    doubtful = each_once(frame.loc[ok, "flags"], lambda codes: bool(not_a_peak & set(codes)), tuple)
     good = good.assign(doubtful=doubtful)
     rows = []
     for column, unit in RATES:  # each sorted with only the columns it keeps

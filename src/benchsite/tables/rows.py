@@ -3,43 +3,37 @@ is usable or suspect (with the reasons), and how uncertain its time is.
 
 A row is **ok** when its status is ``ok`` and it has a positive median. An ok row is **suspect**
 when a validity flag (added by a ``prepare_results`` plugin, read from the ``flags`` column)
-says its number is wrong, not merely uncertain (:data:`SUSPECT_FLAGS`: faster than the device
-can be); otherwise it is **usable**. Suspect rows are shown, marked, with their reasons, and
-leave every verdict.
+says its number cannot be right (a :class:`benchsite.records.Flag` registered with
+``suspect=True``, :mod:`benchsite.tables.flags`); otherwise it is **usable**. Suspect rows are
+shown, marked, with their reasons, and leave every verdict.
 
-A row flagged **uncertain** (:data:`UNCERTAIN_FLAGS`: noisy, drifting, measured on a busy
-machine, disagreeing between rounds) is not dropped: it stays in every verdict with a wider
-interval. Its **verdict range** (``time_low_s``–``time_high_s``, :func:`verdict_range`) spans
-its stored interval and the 10th to 90th percentile of its samples (what its samples actually
-spread over); an unflagged row's is its stored interval. Every ratio of two rows, one of them
-uncertain, widens its interval to what the two verdict ranges allow (:func:`benchsite.tables.speedups.widened`), so a
-verdict that a pair's interval no longer supports (faster *or* slower) leaves that pair out and
-says so.
+A row flagged **uncertain** (a flag registered with ``uncertain=True``: noisy, drifting,
+measured on a busy machine) is not dropped: it stays in every verdict with a wider interval.
+Its **verdict range** (``time_low_s``–``time_high_s``, :func:`verdict_range`) spans its stored
+interval and the 10th to 90th percentile of its samples (what its samples actually spread
+over); an unflagged row's is its stored interval. Every ratio of two rows, one of them
+uncertain, widens its interval to what the two verdict ranges allow
+(:func:`benchsite.tables.speedups.widened`), so that a verdict its interval no longer supports
+(faster *or* slower) leaves that pair out and says so.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
 
 from benchsite.store import parts as store
+from benchsite.tables import flags as flag_meanings
 
 T = TypeVar("T")
 
 CASE_KEYS = ["host", "device", "workload", "case_key"]
 RATES = (("tflops", "TFLOP/s"), ("gbps", "GB/s"), ("items_per_s", "items/s"))
-# validity flags (codes of the ``flags`` column) that make a row's number wrong, so that it
-# leaves every verdict: the only list of them. A flag not named here or in UNCERTAIN_FLAGS
-# (in-cache, launch-bound, ...) qualifies a number but neither drops nor widens it.
-SUSPECT_FLAGS = frozenset({"above-peak"})
-# validity flags that make a row's number uncertain: it stays in every verdict, its interval
-# widened to its verdict range (see the module docstring)
-UNCERTAIN_FLAGS = frozenset({"noisy", "unstable", "busy", "irreproducible"})
 SPREAD_PERCENTILES = (10, 90)  # the samples' spread an uncertain row's verdict range covers
 # the columns :func:`prepare` adds (a download of the store leaves them out)
 DERIVED_COLUMNS = (
@@ -59,13 +53,23 @@ DERIVED_COLUMNS = (
 )
 
 
-def prepare(results: pd.DataFrame) -> pd.DataFrame:
+def prepare(
+    results: pd.DataFrame,
+    suspect: Collection[str] | None = None,
+    uncertain: Collection[str] | None = None,
+) -> pd.DataFrame:
     """Every row with the columns derived numbers need: decoded ``p`` (params), ``m`` (metrics)
     and ``dev`` (device_info) dicts (shared between rows of equal text: read them, never change
     them), ``params_obj`` (= ``p``), ``params_text``, ``variant`` (every parameter but the axis),
     ``series`` (host and device), ``flags`` (tuples of codes), ``ok``, ``reasons`` (why an ok
-    row is suspect, as a tuple of codes), ``suspect``, ``uncertain`` (its codes of
-    :data:`UNCERTAIN_FLAGS`) and its verdict range ``time_low_s``–``time_high_s``."""
+    row is suspect, as a tuple of codes), ``suspect``, ``uncertain`` (its uncertain codes) and
+    its verdict range ``time_low_s``–``time_high_s``. ``suspect`` and ``uncertain``: the flag
+    codes that make a row suspect or uncertain (default: those of the installed plugins'
+    flags)."""
+    if suspect is None:
+        suspect = flag_meanings.suspect_codes(flag_meanings.installed())
+    if uncertain is None:
+        uncertain = flag_meanings.uncertain_codes(flag_meanings.installed())
     frame = results.reset_index(drop=True).copy(deep=False)
     for column, target in (("params", "p"), ("metrics", "m"), ("device_info", "dev")):
         if target not in frame:  # a prepare_results plugin may have decoded it already
@@ -80,16 +84,16 @@ def prepare(results: pd.DataFrame) -> pd.DataFrame:
     frame["series"] = series(frame)
     frame["flags"] = _flags(frame)
     frame["ok"] = (frame["status"] == "ok") & (frame["median_s"].fillna(0) > 0)
-    suspect = each_once(frame["flags"], _suspect_codes, tuple)  # each distinct set of flags once
-    frame["reasons"] = [codes if ok else () for codes, ok in zip(suspect, frame["ok"], strict=True)]
+    codes = frozenset(suspect)
+    reasons = each_once(frame["flags"], lambda flags: tuple(c for c in flags if c in codes), tuple)
+    frame["reasons"] = [why if ok else () for why, ok in zip(reasons, frame["ok"], strict=True)]
     frame["suspect"] = frame["reasons"].map(bool) & frame["ok"]
-    frame["uncertain"] = each_once(frame["flags"], _uncertain_codes, tuple)
+    doubt = frozenset(uncertain)
+    frame["uncertain"] = each_once(
+        frame["flags"], lambda flags: tuple(c for c in flags if c in doubt), tuple
+    )
     frame["time_low_s"], frame["time_high_s"] = _verdict_ranges(frame)
     return frame
-
-
-def _uncertain_codes(flags: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(code for code in flags if code in UNCERTAIN_FLAGS)
 
 
 def _verdict_ranges(frame: pd.DataFrame) -> tuple[list[float], list[float]]:
@@ -122,10 +126,6 @@ def verdict_range(
 
 def _finite(value: Any, fallback: float) -> float:
     return float(value) if value is not None and value == value and value > 0 else fallback
-
-
-def _suspect_codes(flags: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(code for code in flags if code in SUSPECT_FLAGS)
 
 
 def _decoded(frame: pd.DataFrame, column: str) -> pd.Series:
@@ -245,3 +245,9 @@ def run_order(frame: pd.DataFrame) -> pd.DataFrame:
     """Rows in the order run pages list them: by run, workload, device, variant, axis value
     (:data:`RUN_ORDER`)."""
     return frame.sort_values(list(RUN_ORDER), kind="stable")
+
+
+def __getattr__(name: str) -> object:  # PEP 562: the deprecated SUSPECT_FLAGS
+    if name == "SUSPECT_FLAGS":
+        return flag_meanings.deprecated_suspect_flags()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -15,26 +15,25 @@ blocks of consecutive samples, so that samples that drift together — a clock t
 neighbour that steals the CPU for a while — are not treated as independent and do not narrow
 the interval; deterministic: every build draws the same resamples). Where a row stored no
 samples (written by hand or by an older tool) the speedup is the ratio of the stored medians and
-its interval the widest the two stored intervals allow. Where either row is uncertain
-(:data:`benchsite.tables.rows.UNCERTAIN_FLAGS`, listed in ``uncertain``) the interval widens to
-what the two rows' verdict ranges allow (:func:`widened`): a flagged pair stays in every
-verdict with that interval. A pair is **suspect** when either of its rows is
-(:data:`benchsite.tables.rows.SUSPECT_FLAGS`: a number that cannot be right); ``reasons`` says
-why, and a suspect pair leaves every verdict.
+its interval the widest the two stored intervals allow. Where either row is uncertain (a flag
+registered as uncertain, :mod:`benchsite.tables.flags`; listed in ``uncertain``) the interval
+widens to what the two rows' verdict ranges allow (:func:`widened`): a flagged pair stays in
+every verdict with that interval. A pair is **suspect** when either of its rows is (a flag
+registered as suspect: a number that cannot be right); ``reasons`` says why, and a suspect
+pair leaves every verdict.
 """
 
 from __future__ import annotations
 
-import functools
 import itertools
-import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from benchsite.records import precision_of, without
 from benchsite.stats import resampled_medians
 
 RESAMPLES = 1000
@@ -228,25 +227,6 @@ def _labels(merged: pd.DataFrame, suffix: str) -> list[str]:
         str(model or name) if kind == "cpu" else f"{model or name} ({name})"
         for model, name, kind in zip(models, names, kinds, strict=True)
     ]
-
-
-def precision_of(params: Mapping[str, Any]) -> str:
-    """The precision a case ran at (``precision``, or an older ``dtype`` parameter; else fp32)."""
-    return str(params.get("precision") or params.get("dtype") or "fp32")
-
-
-def without(params: Mapping[str, Any], *names: str) -> str:
-    """A stable key of ``params`` without ``names``: rows equal on it differ only in those."""
-    try:
-        return _without(tuple((k, type(v), v) for k, v in params.items()), names)
-    except TypeError:  # a value that cannot be hashed (a list): not cached
-        return json.dumps({k: v for k, v in params.items() if k not in names}, sort_keys=True)
-
-
-@functools.lru_cache(maxsize=1 << 14)
-def _without(items: tuple[tuple[str, type, Any], ...], names: tuple[str, ...]) -> str:
-    # the value's type is part of the key: 1, 1.0 and True are equal, their JSON is not
-    return json.dumps({k: v for k, _, v in items if k not in names}, sort_keys=True)
 
 
 # -- the interval --------------------------------------------------------------------------------

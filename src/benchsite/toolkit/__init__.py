@@ -7,6 +7,6 @@ benchsite's minor version if you depend on it; the hooks and records of
   (:mod:`.charts`), the pieces several pages render (:mod:`.pages`);
 - workloads: the training and inference steps and their precision rules (:mod:`.steps`,
   :mod:`.precision`), the models (:mod:`.models`), distributed set-up (:mod:`.parallel`);
-- collectors and devices: a process' peak memory (:mod:`.memory`) and the comparability
-  fingerprint (:mod:`.fingerprint`).
+- collectors and devices: a process' peak memory (:mod:`.memory`), the comparability
+  fingerprint (:mod:`.fingerprint`) and the cores this process may use (:mod:`.machine`).
 """

@@ -12,6 +12,15 @@ from typing import Any
 
 import pandas as pd
 
+__all__ = [
+    "MAX_POINTS",
+    "SIZE",
+    "bar_chart",
+    "line_chart",
+    "ratio_chart",
+    "stacked",
+]
+
 MAX_POINTS = 400
 # given to the chart's constructor: .properties() validates each one against the schema, which
 # cost a third of a finding chart's build time

@@ -15,17 +15,15 @@ import math
 import operator
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from benchsite import Finding
-from benchsite.tables import (
-    Tables,
-    precision_of,  # noqa: F401 - re-exported: the tables define it
+from benchsite.records import (
+    precision_of,
+    without,
 )
-from benchsite.tables.rows import each_once
-from benchsite.tables.speedups import without  # noqa: F401 - likewise
 from benchsite.units import (  # noqa: F401 - short_answer: the analyses' import place
     SHORT_BULLETS,
     faster_or_slower,
@@ -37,6 +35,69 @@ from benchsite.units import (  # noqa: F401 - short_answer: the analyses' import
     plural,
     short_answer,
 )
+
+if TYPE_CHECKING:
+    from benchsite.tables import Tables
+
+__all__ = [
+    "ACCELERATOR_KINDS",
+    "BOOLEAN_WORDS",
+    "PEAK_METRIC",
+    "RUN_GPU",
+    "TECHNIQUES",
+    "UNCLEAR",
+    "UNIT_SUFFIXES",
+    "answered",
+    "by_host",
+    "bytes_text",
+    "case_text",
+    "case_words",
+    "column_groups",
+    "crossover_case",
+    "decoded",
+    "describe_crossover",
+    "device_label",
+    "device_labels",
+    "device_words",
+    "faster",
+    "finding",
+    "host_order",
+    "info_value",
+    "is_accelerator",
+    "kind_of_workload",
+    "left_out_text",
+    "median_of",
+    "memory_change",
+    "memory_saved",
+    "metric",
+    "metric_value",
+    "not_measured",
+    "number_text",
+    "parameter_words",
+    "percent",
+    "plain",
+    "precision_of",
+    "ratio",
+    "ratio_ci",
+    "reasons_text",
+    "rows_of",
+    "scope",
+    "seconds_text",
+    "short_answer",
+    "side_of",
+    "slug",
+    "speedup_summary",
+    "speedups_of",
+    "strength_of_ratio",
+    "suspect_lines",
+    "technique_label",
+    "technique_table",
+    "transfer_text",
+    "transfers_sentence",
+    "unanswered",
+    "with_case",
+    "without",
+]
 
 ACCELERATOR_KINDS = ("cuda", "mps")
 # the memory collector's peak metric of each device kind
@@ -71,6 +132,8 @@ def decoded(frame: pd.DataFrame) -> pd.DataFrame:
 def _load_each(texts: Iterable[Any]) -> list[dict[str, Any]]:
     """:func:`_load` of every value; each distinct text is decoded once (a store repeats the
     same parameters and device info across runs), so rows with equal text share one dict."""
+    from benchsite.tables import each_once  # the tables load with the analyses, not the run
+
     return each_once(texts, _load)
 
 
@@ -107,6 +170,7 @@ def column_groups(
 
 
 def is_accelerator(kind: Any) -> bool:
+    """Whether a device kind is an accelerator (:data:`ACCELERATOR_KINDS`), not the CPU."""
     return str(kind) in ACCELERATOR_KINDS
 
 
@@ -134,9 +198,10 @@ def device_label(row: Any) -> str:
 
 
 def device_labels(rows: pd.DataFrame) -> list[str]:
-    """:func:`device_label` of every row of ``rows``, each model and device worded once: rows
-    repeat a few devices (the 10,000 ok rows of ``benchmarks/site_build.py``'s store took
-    0.16–0.27 s a row at a time, 0.01 s so)."""
+    """:func:`device_label` of every row of ``rows``, each model and device worded once (rows
+    repeat a few devices)."""
+    from benchsite.tables import each_once
+
     models = rows["device_model"] if "device_model" in rows else itertools.repeat("")
     pairs = zip(models, rows["device"], strict=False)  # models may repeat "" without end
     return each_once(pairs, lambda pair: device_words(*pair), tuple)
@@ -298,6 +363,7 @@ def describe_crossover(c: Any, in_bytes: bool = False) -> str:
 
 
 def percent(value: float) -> str:
+    """A share in words (:func:`benchsite.units.format_percent`): ``0.25`` → ``25%``."""
     return format_percent(value)
 
 
@@ -359,10 +425,12 @@ def transfer_text(params: Mapping[str, Any]) -> str:
 
 
 def bytes_text(value: float | None) -> str:
+    """A byte count in words (:func:`benchsite.units.format_bytes`): ``1.5 GiB``."""
     return format_bytes(value)
 
 
 def seconds_text(value: float | None) -> str:
+    """A duration in words (:func:`benchsite.units.format_seconds`): ``12.3 ms``."""
     return format_seconds(value)
 
 
@@ -473,6 +541,8 @@ def speedup_summary(table: pd.DataFrame) -> tuple[str, list[str]]:
 
 
 def transfers_sentence(table: pd.DataFrame) -> str:
+    """Whether the GPU times of ``table`` (its ``include_transfer`` column) include the
+    host↔device copies, in one sentence."""
     values = set(table["include_transfer"])
     if values == {False}:
         return "GPU times exclude host↔device copies (data already on the GPU)"

@@ -7,6 +7,10 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+__all__ = [
+    "fingerprint",
+]
+
 
 def fingerprint(info: Mapping[str, Any], keys: Iterable[str]) -> str:
     """A short stable hash of the ``keys`` of ``info``: runs with equal fingerprints measured the

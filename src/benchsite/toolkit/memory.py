@@ -12,6 +12,14 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+__all__ = [
+    "PeakRss",
+    "current_rss_bytes",
+    "kernel_peak_bytes",
+    "release_free_memory",
+    "reset_kernel_peak",
+]
+
 _STATUS = Path("/proc/self/status")
 _CLEAR_REFS = Path("/proc/self/clear_refs")
 

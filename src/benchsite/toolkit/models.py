@@ -9,6 +9,23 @@ from __future__ import annotations
 
 from typing import Any
 
+__all__ = [
+    "CLASSES",
+    "CNN_CLASSES",
+    "CNN_WIDTHS",
+    "LSTM",
+    "MLP_DEPTH",
+    "MLP_WIDTH",
+    "TRANSFORMER",
+    "build_cnn",
+    "build_lstm",
+    "build_mlp",
+    "build_transformer",
+    "lstm_forward_flops",
+    "mlp_forward_flops",
+    "mlp_train_flops",
+]
+
 MLP_WIDTH, MLP_DEPTH, CLASSES = 1024, 4, 10
 CNN_WIDTHS = (64, 128, 256, 512)
 CNN_CLASSES = 1000

@@ -21,6 +21,28 @@ from benchsite.site import FAILED, EvidenceLink, FindingView, Site, slug
 from benchsite.tables import fold
 from benchsite.units import natural_key, plural
 
+__all__ = [
+    "EVIDENCE_LISTED",
+    "KIND_TITLES",
+    "PER_PAGE",
+    "STRENGTH_ORDER",
+    "EvidenceContext",
+    "FindingGroup",
+    "FindingsContext",
+    "Measured",
+    "WorkloadSummary",
+    "by_strength",
+    "grouped",
+    "has_accelerator",
+    "measured",
+    "missing_text",
+    "render_evidence_pages",
+    "render_findings_page",
+    "reproduce_commands",
+    "what_to_run",
+    "workload_summaries",
+]
+
 
 @dataclass(frozen=True)
 class Measured:
@@ -149,6 +171,7 @@ def _ran(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def has_accelerator(site: Site) -> bool:
+    """Whether the store holds a row measured on any device but the CPU."""
     return bool((site.results["device_kind"] != "cpu").any())
 
 

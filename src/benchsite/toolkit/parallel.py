@@ -18,6 +18,33 @@ from typing import Any
 
 from benchsite import Case, Device, SkipCase
 
+__all__ = [
+    "CLASSES",
+    "CPU",
+    "GPU",
+    "PRECISIONS",
+    "SIZED_BY_DEVICE",
+    "WORLD_SIZES",
+    "Sizes",
+    "Wrap",
+    "autocast",
+    "batches",
+    "build_on",
+    "data_parallel_case",
+    "forget_setup_peak",
+    "group_rank",
+    "loss_fn",
+    "mlp_layers",
+    "model_layers",
+    "optimizer_for",
+    "sizes_for",
+    "state_bytes",
+    "synthetic_batch",
+    "train_flops",
+    "training_step",
+    "transformer_layers",
+]
+
 
 @dataclass(frozen=True)
 class Sizes:
@@ -125,6 +152,8 @@ def transformer_layers(sizes: Sizes) -> list[Any]:
 
 
 def model_layers(model: str, sizes: Sizes) -> list[Any]:
+    """The layers of ``model`` (``mlp`` or ``transformer``) at ``sizes``; another name skips
+    the case."""
     if model == "mlp":
         return mlp_layers(sizes)
     if model == "transformer":

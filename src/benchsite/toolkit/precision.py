@@ -16,6 +16,19 @@ from typing import Any
 
 from benchsite import Device, SkipCase
 
+__all__ = [
+    "EMULATED_BF16_MAX_FLOPS",
+    "GPU_ONLY",
+    "NATIVE_BF16",
+    "PRECISIONS",
+    "apply_tf32",
+    "autocast",
+    "check_emulated_bf16",
+    "check_precision",
+    "has_native_bf16",
+    "tensor_dtype",
+]
+
 PRECISIONS = ("fp32", "tf32", "bf16", "fp16")
 NATIVE_BF16 = ("avx512_bf16", "amx_bf16")
 EMULATED_BF16_MAX_FLOPS = 2.0 * 1024**3  # a 1024² matmul: the largest bf16 case worth emulating

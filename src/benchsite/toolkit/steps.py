@@ -26,6 +26,20 @@ from benchsite.toolkit.precision import (
     check_precision,
 )
 
+__all__ = [
+    "ModelSpec",
+    "compile_model",
+    "count_flops",
+    "first_call_s",
+    "infer_call",
+    "infer_case",
+    "make_optimizer",
+    "place",
+    "prune_weights",
+    "train_case",
+    "train_step",
+]
+
 
 @dataclass(frozen=True)
 class ModelSpec:

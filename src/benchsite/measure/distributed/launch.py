@@ -8,19 +8,19 @@ device once per rank. A group larger than the machine has (``cuda×4`` on two GP
 all the same and stored as ``skipped`` with the reason.
 
 :func:`run_group` launches ``python -m torch.distributed.run --standalone --nproc-per-node N -m
-benchsite.measure.distributed.rank <spec>`` in its own session, **once for a list of cases** that share
-a device group (every distributed workload at one world size on one device kind): starting the
-launcher, the ranks and the process group takes most of the 18-22 s a case used to cost. The
-ranks measure the cases one after another and write each case's result into the launch's
-temporary folder as soon as it is done (:mod:`benchsite.measure.distributed.rank`); :func:`run_group`
-yields each case's :class:`~benchsite.measure.outcome.Outcome` as soon as every rank has written it, so
-the runner stores it before the next case ends. The row is the group's — every sample is the
-slowest rank's time — and every rank's own numbers go to the ``ranks`` column. A rank that
-raises (``error``/``oom``/``skipped``) is reported with its text and ends the launch; a rank
-that dies without a word is a ``crash``; a case that runs past its timeout has every process of
-the group, launcher and ranks and their children, killed (``timeout``). The cases after a
-failed one are launched again, in a fresh group. NCCL's NVLink multicast is always switched
-off in the children's environment.
+benchsite.measure.distributed.rank <spec>`` in its own session, **once for a list of cases** that
+share a device group (every distributed workload at one world size on one device kind): starting the
+launcher, the ranks and the process group costs more than measuring a case. The ranks measure the
+cases one after another and write each case's result into the launch's temporary folder as soon as
+it is done (:mod:`benchsite.measure.distributed.rank`); :func:`run_group` yields each case's
+:class:`~benchsite.measure.outcome.Outcome` as soon as every rank has written it, so the runner
+stores it before the next case ends. The row is the group's — every sample is the slowest rank's
+time — and every rank's own numbers go to the ``ranks`` column. A rank that raises
+(``error``/``oom``/``skipped``) is reported with its text and ends the launch; a rank that dies
+without a word is a ``crash``; a case that runs past its timeout has every process of the group,
+launcher and ranks and their children, killed (``timeout``). The cases after a failed one are
+launched again, in a fresh group. NCCL's NVLink multicast is always switched off in the children's
+environment.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from benchsite._infra.cores import usable_cores
 from benchsite.measure import lifeline
 from benchsite.measure.distributed.multinode import Nodes, rendezvous_args
 from benchsite.measure.outcome import Outcome, Status
@@ -126,7 +127,7 @@ def _usable_cpus(device: Device) -> int:
     usable = device.info.get("usable_cpus")
     if isinstance(usable, int) and usable > 0:
         return usable
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return usable_cores()
 
 
 def _span(names: tuple[str, ...]) -> str:
@@ -157,12 +158,9 @@ def run_group(
     settings: MeasureSettings,
     plugin_specs: Sequence[str],
 ) -> Iterator[Outcome]:
-    """Measure ``cases`` on one device group, launched once (again after a failed case);
-    yield each case's outcome, in order, as soon as it is known (see the module docstring)."""
-    if group.problem is not None:
-        for _ in cases:
-            yield Outcome(Status.SKIPPED, group.problem, world_size=group.world_size)
-        return
+    """Measure ``cases`` on one device group this machine can form (``problem`` is ``None``:
+    the runner's plan skips the others), launched once (again after a failed case); yield each
+    case's outcome, in order, as soon as it is known (see the module docstring)."""
     done, launches = 0, 0
     while done < len(cases):
         for outcome in _one_launch(group, cases[done:], settings, plugin_specs, launches):
@@ -246,8 +244,9 @@ class Launch:
 
 def launch_command(group: DeviceGroup, folder: Path, launch: int = 0) -> list[str]:
     """The ``torch.distributed.run`` command line of a group (free rendezvous port, no restart;
-    over several nodes, their rendezvous: :func:`benchsite.measure.distributed.multinode.rendezvous_args`). Its log
-    folder is inside ``folder``, which goes with the launch: without ``--log-dir`` every launch
+    over several nodes, their rendezvous:
+    :func:`benchsite.measure.distributed.multinode.rendezvous_args`). Its log folder is inside
+    ``folder``, which goes with the launch: without ``--log-dir`` every launch
     leaves a ``torchelastic_*`` folder in the temporary directory."""
     where = ["--standalone"] if group.nodes is None else rendezvous_args(group, launch)
     return [

@@ -18,12 +18,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from benchsite.errors import SelectionError
-
-if TYPE_CHECKING:
-    from benchsite.measure.distributed.launch import DeviceGroup
 
 _ENDPOINT = re.compile(r"\[?[A-Za-z0-9_.:-]+\]?:\d{1,5}")
 
@@ -54,7 +51,15 @@ def nodes_option(count: int | None, endpoint: str | None, job: str | None) -> No
     return Nodes(count, endpoint, job or "benchsite")
 
 
-def rendezvous_args(group: DeviceGroup, launch: int) -> list[str]:
+class SpreadGroup(Protocol):
+    """What the rendezvous needs of a device group (a :class:`~.launch.DeviceGroup`)."""
+
+    kind: str
+    world_size: int
+    nodes: Nodes | None
+
+
+def rendezvous_args(group: SpreadGroup, launch: int) -> list[str]:
     """The launcher's options that make the nodes of ``group`` meet for its ``launch``-th try."""
     nodes = group.nodes
     assert nodes is not None

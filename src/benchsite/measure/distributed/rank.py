@@ -1,7 +1,8 @@
-"""One rank of a distributed case, run by ``torch.distributed.run`` (see :mod:`benchsite.measure.distributed.launch`).
+"""One rank of a distributed case, run by ``torch.distributed.run``
+(see :mod:`benchsite.measure.distributed.launch`).
 
-``python -m benchsite.measure.distributed.rank <folder>/spec.json``: join the process group (gloo for the
-CPU, NCCL for GPUs beside gloo for the small control messages) once, build the plugins as a
+``python -m benchsite.measure.distributed.rank <folder>/spec.json``: join the process group (gloo
+for the CPU, NCCL for GPUs beside gloo for the small control messages) once, build the plugins as a
 worker does, then for each case of the spec in turn set the workload's case up on this rank's
 device, measure it with the sampling plan every rank agrees on
 (:mod:`benchsite.measure.distributed.sampling`) inside the same collectors as any case, and write
@@ -22,6 +23,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from benchsite._infra import atomic
 from benchsite.errors import SkipCase
 from benchsite.host import registry
 from benchsite.host.manager import load_plugins
@@ -44,12 +46,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         state, device = join(spec, rank)
     except BaseException as exc:  # noqa: BLE001 - the first case reports why the group failed
-        _write_atomic(folder / f"case-0-rank-{rank}.json", _stamped(_failure(exc, []), rank))
+        _write_json(folder / f"case-0-rank-{rank}.json", _stamped(_failure(exc, []), rank))
         return 1
     for index, case in enumerate(spec["cases"]):
         results = shared(spec, rank, outcome({**spec, **case}, rank, state, device))
         for each, result in results.items():  # before leaving
-            _write_atomic(folder / f"case-{index}-rank-{each}.json", result)
+            _write_json(folder / f"case-{index}-rank-{each}.json", result)
         if any(result["status"] != "ok" for result in results.values()):
             _leave_group()
             return 1
@@ -60,7 +62,8 @@ def main(argv: list[str] | None = None) -> int:
 def shared(spec: dict[str, Any], rank: int, result: dict[str, Any]) -> dict[int, dict[str, Any]]:
     """The results this rank writes, by rank: its own; over several nodes
     (``spec["gather"]``) every rank's, gathered over the group, written by each node's local
-    rank 0, so that every node's launcher sees how the case went (:mod:`benchsite.measure.distributed.multinode`)."""
+    rank 0, so that every node's launcher sees how the case went
+    (:mod:`benchsite.measure.distributed.multinode`)."""
     if not spec.get("gather"):
         return {rank: result}
     import torch.distributed as dist
@@ -152,10 +155,8 @@ def _own_numbers(local: list[float], result: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _write_atomic(path: Path, result: dict[str, Any]) -> None:
-    temp = path.with_name(f".{path.name}.tmp")
-    temp.write_text(json.dumps(result, default=str))
-    os.replace(temp, path)
+def _write_json(path: Path, result: dict[str, Any]) -> None:
+    atomic.write_text(path, json.dumps(result, default=str))
 
 
 if __name__ == "__main__":

@@ -1,14 +1,14 @@
 """Timing one case on every rank of a process group, with one sampling plan they all follow.
 
-:func:`benchsite.measure.sampling.measure_case` decides when warm-up ends, how many calls a sample holds
-and when to stop; on several ranks those local decisions would differ by microseconds, one rank
-would start a block whose collectives the others never join, and the group would hang. Passed
+:func:`benchsite.measure.sampling.measure_case` decides when warm-up ends, how many calls a sample
+holds and when to stop; on several ranks those local decisions would differ by microseconds, one
+rank would start a block whose collectives the others never join, and the group would hang. Passed
 :func:`agree_over_group` as its ``agree`` step, every block is followed by one small all-reduce
-(MAX) of ``[block seconds, flags...]`` over the CPU (gloo) backend: every rank then holds the
-same numbers — the slowest rank's time, and whether any rank's budget or minimum time ran out —
-and takes the same decisions from them. The all-reduce also lines the ranks up before the next
-block. Each sample of the result is the group's time for a block (its slowest rank); the rank's
-own samples are in ``Measurement.own_samples_s``.
+(MAX) of ``[block seconds, flags...]`` over the CPU (gloo) backend: every rank then holds the same
+numbers — the slowest rank's time, and whether any rank's budget or minimum time ran out — and takes
+the same decisions from them. The all-reduce also lines the ranks up before the next block. Each
+sample of the result is the group's time for a block (its slowest rank); the rank's own samples are
+in ``Measurement.own_samples_s``.
 """
 
 from __future__ import annotations

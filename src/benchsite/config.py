@@ -1,0 +1,13 @@
+"""The configuration file plugins read (``benchsite.toml``, docs/reliability.md): a plugin
+declares the sections and keys it reads with :func:`declare`, then reads them with
+:func:`section` or :func:`value`; :func:`config_path` says which file is in use.
+
+The public face of :mod:`benchsite.host.config` (the host loads and checks the file before a
+run); import these names from here.
+"""
+
+from __future__ import annotations
+
+from benchsite.host.config import config_path, declare, section, value
+
+__all__ = ["config_path", "declare", "section", "value"]
