@@ -367,3 +367,15 @@ def test_the_memory_legend_draws_its_dash_styles_and_labels_are_words():
     assert dashed[0]["encoding"]["strokeDash"]["legend"]["symbolType"] == "stroke"
     y = layers[0]["encoding"]["y"]["axis"]
     assert "GiB" in y["labelExpr"] and y["values"][:3] == [0.0, 2.0**27, 2.0**28]
+
+
+def test_findings_lead_with_the_main_host_and_jump_to_any_section(example_site):
+    site, _ = example_site
+    page = (site / "findings.html").read_text(encoding="utf-8")
+    kinds = re.findall(r'<h2 id="kind-([^"]+)"', page)
+    jump = re.search(r'<nav class="jump".*?</nav>', page, flags=re.S).group(0)
+    assert kinds and all(f'href="#kind-{kind}"' in jump for kind in kinds)
+    for kind in ("batch-scaling", "memory", "efficiency"):  # they led with the 2-core CI host
+        section = page.split(f'<h2 id="kind-{kind}"')[1]
+        first = section.split('class="finding')[1].split("</article>")[0]
+        assert "cpu-2core" not in first and "AMD EPYC" not in first, kind
