@@ -254,6 +254,9 @@ def test_checkpointing_says_each_case_and_its_time_cost(analysed):
 def test_threads_claims_hold_against_the_speedups_they_show(analysed):
     claim = one(analysed, "claim-cpu-threads")
     assert "do not scale" not in claim.answer and "do not speed up" not in claim.answer
+    cores = one(analysed, "faq-cpu-cores")
+    assert "do not speed up" not in cores.answer
+    assert "2 speed up but stay below half of linear scaling (7.6× on 16 threads" in cores.answer
     for finding in of_kind(analysed, "cpu-threads"):
         speedup = finding.numbers.get("speedup")
         if speedup and speedup > 1.5:
