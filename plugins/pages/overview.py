@@ -48,6 +48,7 @@ class AnswerRow:
     kernel: str
     copies: str
     speedup: str
+    note: str  # why the interval is wider than measured noise: "widened: flagged unstable"
     at: str
     evidence: str
 
@@ -284,6 +285,7 @@ def answer_rows(site: Site, table: pd.DataFrame) -> list[AnswerRow]:
                 kernel=where_text(row, "kernel", size),
                 copies=where_text(row, "copies", size),
                 speedup=_speedup_text(row),
+                note=f"widened: flagged {', '.join(row.uncertain)}" if row.uncertain else "",
                 at=_at_text(row, size),
                 evidence=site.row_links[str(row.gpu_row)].href,
             )
@@ -310,10 +312,7 @@ def where_text(row: Any, prefix: str, size: Callable[[Any], str]) -> str:
 def _speedup_text(row: Any) -> str:
     if row.speedup != row.speedup:
         return "–"
-    interval = f"{format_ratio(row.low)} – {format_ratio(row.high)}"
-    if row.uncertain:
-        interval += f", widened: flagged {', '.join(row.uncertain)}"
-    return f"{format_ratio(row.speedup)} ({interval})"
+    return f"{format_ratio(row.speedup)} ({format_ratio(row.low)} – {format_ratio(row.high)})"
 
 
 def _at_text(row: Any, size: Callable[[Any], str]) -> str:
