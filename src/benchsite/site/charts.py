@@ -461,7 +461,7 @@ def memory_chart(frame: pd.DataFrame, axis: str, in_bytes: bool = False) -> alt.
         strokeDash=alt.StrokeDash(
             "metric:N",
             title="metric",
-            legend=alt.Legend(symbolType="stroke", symbolStrokeColor="#888", symbolSize=400),
+            legend=alt.Legend(symbolType="stroke", symbolStrokeColor="#888", labelLimit=140),
         ),
         detail="metric:N",
     )
