@@ -1,10 +1,12 @@
 from __future__ import annotations
 
+import functools
 import subprocess
 import sys
+import time
 from pathlib import Path
 
-pytest_plugins = ["benchsite.testing"]
+pytest_plugins = ["benchsite.testing", "pytester"]
 
 TESTS = Path(__file__).parent
 CASEBOOK = str(TESTS / "plugins" / "casebook.py")
@@ -17,6 +19,25 @@ def install_into(target: Path, package: Path) -> Path:
     command = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps"]
     subprocess.run([*command, "--target", str(target), str(package)], check=True)
     return target
+
+
+QUIET_TORCH_IMPORT_S = 1.5  # `import torch` in a fresh interpreter on a quiet 2-core machine
+
+
+@functools.cache
+def slowness() -> float:
+    """How many times slower than a quiet machine this one is now, at least 1: the seconds
+    ``import torch`` takes in a fresh interpreter (how every subprocess a test waits on
+    starts), measured once per test process, over :data:`QUIET_TORCH_IMPORT_S`."""
+    started = time.monotonic()
+    subprocess.run([sys.executable, "-c", "import torch"], check=True)
+    return max(1.0, (time.monotonic() - started) / QUIET_TORCH_IMPORT_S)
+
+
+def patience(seconds: float) -> float:
+    """How long to wait for what takes well under ``seconds`` on a quiet machine: scaled by
+    :func:`slowness`, so a loaded machine (a shared CI runner) waits longer, not fails."""
+    return seconds * slowness()
 
 
 def pytest_collection_modifyitems(items: list) -> None:

@@ -105,7 +105,11 @@ def test_empty_store_runs_every_analysis_without_error(tmp_path):
 
 def test_real_cpu_run_gives_plain_cpu_only_answers(tmp_path):
     options = RunOptions(
-        results=tmp_path, workloads=("matmul", "mlp-train"), devices=("cpu",), budget_s=0.2
+        results=tmp_path,
+        workloads=("matmul", "mlp-train"),
+        devices=("cpu",),
+        budget_s=0.2,
+        rounds=1,
     )
     run_benchmarks(options)
     results = store.read_results(tmp_path)

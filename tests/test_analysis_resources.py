@@ -66,7 +66,19 @@ def test_batch_saturation_is_the_first_batch_after_which_growth_is_below_10_perc
 def test_memory_per_sample_is_the_slope_and_gpu_memory_limit_is_named(tmp_path):
     key = "memory.gpu_peak_allocated_bytes"
     rows = [
-        row("mlp-train", "cuda:0", 1e-3, {"batch": b}, metrics={key: 5e8 + 2e6 * b})
+        row(
+            "mlp-train",
+            "cuda:0",
+            1e-3,
+            {"batch": b},
+            metrics={key: 5e8 + 2e6 * b, "memory.per_case": 1.0},
+        )
+        for b in (16, 64, 256)
+    ]
+    # a CPU series measured against an older baseline (no per_case mark) is not used
+    rss = "memory.cpu_peak_rss_bytes"
+    rows += [
+        row("mlp-infer", "cpu", 1e-3, {"batch": b}, metrics={rss: 9e9 + 2e6 * b})
         for b in (16, 64, 256)
     ]
     rows.append(

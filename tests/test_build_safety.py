@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLE_RESULTS
+from conftest import EXAMPLE_RESULTS, patience
 
 SMALL_RUN = "host=cpu-2core"  # 53 rows of the example store: a build takes seconds
 
@@ -59,7 +59,7 @@ def start(*arguments: object, cwd: Path | None = None) -> subprocess.Popen[str]:
 
 def build(results: Path, out: Path, *more: object, cwd: Path | None = None):
     process = start("--results", results, "--out", out, *more, cwd=cwd)
-    stdout, stderr = process.communicate(timeout=300)
+    stdout, stderr = process.communicate(timeout=patience(300))
     return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
 
 
@@ -140,17 +140,17 @@ def test_a_failed_page_or_analysis_publishes_nothing_unless_told_to_keep_going(
 
 def wait_for_staging(site: Path, process: subprocess.Popen[str], extra: float = 0.0) -> None:
     """Until the build has started writing (its staging folder exists), then ``extra`` s more."""
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + patience(120)
     while not leftovers(site):
         assert process.poll() is None, process.communicate()
-        assert time.monotonic() < deadline, "the build made no staging folder in 120 s"
+        assert time.monotonic() < deadline, "the build made no staging folder in time"
         time.sleep(0.02)
     time.sleep(extra)
 
 
 def wait_for_file(path: Path, process: subprocess.Popen[str]) -> None:
     """Until ``path`` exists (a plugin writes it when the build reaches it)."""
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + patience(120)
     while not path.exists():
         assert process.poll() is None and time.monotonic() < deadline, process.communicate()
         time.sleep(0.02)
@@ -183,7 +183,7 @@ def test_ctrl_c_mid_build_publishes_nothing_and_stops_every_worker(
     wait_for_file(plugin.with_suffix(".started"), process)  # mid-build: in the analyses
     assert leftovers(good_site) and process.poll() is None, "the build ended before Ctrl-C"
     os.killpg(process.pid, signal.SIGINT)  # as Ctrl-C in a terminal: the whole group
-    stdout, stderr = process.communicate(timeout=60)
+    stdout, stderr = process.communicate(timeout=patience(60))
     assert process.returncode == 130, stderr
     assert "interrupted: nothing published" in stdout and "Traceback" not in stderr, stderr
     assert snapshot(good_site) == before and leftovers(good_site) == []
@@ -234,13 +234,13 @@ def test_a_mistyped_results_is_an_error_not_a_suite_run(tmp_path, small_store):
 
 def test_ctrl_c_during_the_automatic_suite_run_is_an_interruption(tmp_path):
     process = start("--out", tmp_path / "site", cwd=tmp_path)
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + patience(120)
     while not (tmp_path / "results").exists():  # the quick suite has begun storing cases
         assert process.poll() is None, process.communicate()
-        assert time.monotonic() < deadline, "the suite stored nothing in 120 s"
+        assert time.monotonic() < deadline, "the suite stored nothing in time"
         time.sleep(0.05)
     os.killpg(process.pid, signal.SIGINT)
-    stdout, stderr = process.communicate(timeout=120)
+    stdout, stderr = process.communicate(timeout=patience(120))
     assert process.returncode == 130, stdout + stderr
     assert "interrupted" in stdout and "built" not in stdout and "Traceback" not in stderr
     assert not (tmp_path / "site").exists() and leftovers(tmp_path / "site") == []

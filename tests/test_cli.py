@@ -217,6 +217,7 @@ def register_collectors():
 def test_run_exits_1_when_no_case_succeeded_and_prints_plain_lines(tmp_path, capsys):
     words = plugin_file(tmp_path, COLLECTOR, "words")
     args = ("run", "-w", "case-raise", "-w", "case-add", "-d", "cpu", "--budget", "0.05")
+    args += ("--rounds", "1")
     status, out, err = cli(
         capsys, *args, "-p", CASEBOOK, "-p", words, "--results", str(tmp_path / "a")
     )
@@ -324,3 +325,25 @@ def test_version_and_help_show_flags_as_flags(capsys):
     assert status == 0 and out.startswith("benchsite ")
     status, out, _ = cli(capsys, "run", "--help")
     assert status == 0 and "  --quick " in out and "<bool>" not in out
+
+
+def test_a_run_on_a_terminal_prints_each_finished_case_above_the_bar(fake_device):
+    import io
+
+    from rich.console import Console
+
+    from benchsite import Workload
+    from benchsite.cli.progress import ProgressReporter
+    from benchsite.host.registry import Registered
+    from benchsite.measure.runner import PlannedCase
+
+    screen = io.StringIO()
+    console = Console(file=screen, force_terminal=True, width=120, color_system=None)
+    workload = Workload(name="w", description="d", setup=lambda d, p: None, params={"n": [1]})
+    case = PlannedCase(Registered(workload, "tests"), fake_device, {"n": 1})
+    with ProgressReporter(console) as reporter:
+        reporter.started("run-1", 2, 0)
+        reporter.case_finished(case, {"status": "ok", "median_s": 1.5e-3})
+        reporter.case_finished(case, {"status": "error", "error": "ValueError: no"})
+    shown = screen.getvalue()
+    assert "ok w n=1 on cpu: 1.5 ms" in shown and "error w n=1 on cpu: ValueError: no" in shown

@@ -92,7 +92,7 @@ def test_the_gate_exits_1_on_a_regression_and_0_on_noise(fleet, capsys):
 
 def test_sides_are_hosts_runs_or_models_and_json_is_for_scripts(fleet, capsys):
     with pytest.raises(SystemExit):
-        cli.main(["compare", "--results", str(fleet), "--json", "test CPU", "lab-a"])
+        cli.main(["compare", "--results", str(fleet), "--json", "test CPU", "run-lab-a"])
     records = json.loads(capsys.readouterr().out)
     assert len(records) == CASES and {r["host_new"] for r in records} == {"lab-a"}
     with pytest.raises(SystemExit) as stopped:
@@ -227,3 +227,70 @@ def test_cases_in_common_counts_what_matching_the_two_sides_finds(fleet):
     assert counted == matched
     assert counted["run-lab-b", "run-lab-b-2"] == 4  # the fifth case moved to world size 2
     assert counted["lab-a", "lab-b"] == CASES - 1  # lab-b's newest row of case 0: world size 2
+
+
+@pytest.fixture
+def busy_runs(tmp_path):
+    """Two runs of lab-a, both measured on a busy machine (their environment says so, as a run
+    on a loaded host stores it), the second with case 5 10% slower."""
+    rng = np.random.default_rng(5)
+    busy = json.dumps({"machine_busy": True})
+    for run_id, slower, hours in (("run-1", {}, 0), ("run-2", {5: 1.10}, 2)):
+        rows = [
+            {**row, "environment": busy} for row in run_rows("lab-a", run_id, rng, slower, hours)
+        ]
+        store.write_rows(tmp_path, "lab-a", run_id, rows)
+    return tmp_path
+
+
+def test_a_slowdown_on_busy_rows_is_inconclusive_unless_strict(busy_runs, capsys):
+    args = ["compare", "--results", str(busy_runs), "--fail-on-regression", "5%"]
+    with pytest.raises(SystemExit) as stopped:
+        cli.main([*args, "run-1", "run-2"])
+    assert stopped.value.code in (0, None)
+    out = capsys.readouterr().out
+    assert "inconclusive: 1 case(s) slower by more than 5% rest on suspect rows (busy)" in out
+    line = next(line for line in out.splitlines() if "size=320" in line)
+    assert "(suspect: busy) INCONCLUSIVE" in line
+    with pytest.raises(SystemExit) as stopped:
+        cli.main([*args, "--strict", "run-1", "run-2"])
+    assert stopped.value.code == 1
+    assert "regression: 1 case(s)" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        cli.main([*args, "--json", "run-1", "run-2"])
+    captured = capsys.readouterr()
+    records = json.loads(captured.out)  # the gate's lines go to stderr: stdout stays JSON
+    assert all(r["suspect"] and r["reasons"] == ["busy"] for r in records)
+    assert [r["verdict"] for r in records].count("inconclusive") == 1
+    assert "inconclusive: 1 case(s)" in captured.err
+
+
+def test_a_threshold_needs_a_unit_and_may_be_a_time(fleet, capsys):
+    args = ["compare", "--results", str(fleet), "run-lab-a", "run-lab-a-2"]
+    with pytest.raises(SystemExit) as stopped:
+        cli.main([*args, "--fail-on-regression", "5"])
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err
+    assert "5 has no unit: write 5% for a slowdown of 5 percent, or 500%" in err
+    # case 5 (1.5 ms) got 0.15 ms slower: beyond 0.1 ms, not beyond 1 ms
+    for limit, code in (("0.1ms", 1), ("1ms", 0), ("100us", 1), ("1.05x", 1), ("1.2x", 0)):
+        with pytest.raises(SystemExit) as stopped:
+            cli.main([*args, "--fail-on-regression", limit])
+        assert (stopped.value.code or 0) == code, limit
+    assert comparing.parse_threshold("2ms") == comparing.Threshold(seconds=0.002)
+    assert str(comparing.parse_threshold("5%")) == "5%"
+    for bad in ("fast", "-5%", "0.5x", "5 parsecs"):
+        with pytest.raises(SelectionError, match="takes a slowdown like 5%"):
+            comparing.parse_threshold(bad)
+
+
+def test_compare_refuses_a_missing_store_and_the_same_rows_twice(fleet, tmp_path, capsys):
+    for args, message in (
+        (["--results", str(tmp_path / "none"), "a", "b"], "holds no results: run `benchsite run`"),
+        (["--results", str(fleet), "lab-b", "lab-b"], "select the same rows"),
+    ):
+        with pytest.raises(SystemExit) as stopped:
+            cli.main(["compare", *args])
+        assert stopped.value.code == 2
+        err = capsys.readouterr().err
+        assert message in err and len(err.strip().splitlines()) == 1

@@ -5,6 +5,8 @@ that hangs past the timeout (nothing may be left running), and the planning of g
 from __future__ import annotations
 
 import json
+import math
+import time
 from pathlib import Path
 from typing import Any
 
@@ -80,26 +82,37 @@ def test_allreduce_reports_algorithm_and_bus_bandwidth(
     assert all(r["metrics"]["message_bytes"] == 2**16 for r in json.loads(row["ranks"]))
 
 
-def test_a_rank_that_raises_is_an_error_row_naming_the_rank(
-    results_dir: Path, tmp_path: Path
-) -> None:
-    params = {"world_size": 2, "pid_dir": str(tmp_path / "pids")}
-    row = measure(results_dir, "dist-rank-raises", params, plugins=(FAULTS,), timeout_s=120)
+@pytest.fixture(scope="session")  # the slow test that uses it runs first, the other later
+def raised(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], float, Path]:
+    """A launch whose rank 1 raises: (its row, the seconds the launch took, its pid folder).
+    The seconds are what a launch of two ranks costs on this machine now (interpreters,
+    torch, the gloo group), which a hang's timeout must leave room for."""
+    folder = tmp_path_factory.mktemp("raised")
+    params = {"world_size": 2, "pid_dir": str(folder / "pids")}
+    started = time.monotonic()
+    row = measure(folder / "results", "dist-rank-raises", params, plugins=(FAULTS,), timeout_s=600)
+    return row, time.monotonic() - started, folder / "pids"
+
+
+def test_a_rank_that_raises_is_an_error_row_naming_the_rank(raised) -> None:
+    row, _, pids = raised
     assert row["status"] == "error"
     assert row["error"].startswith("rank 1: RuntimeError: rank 1 gives up on purpose")
     assert row["world_size"] == 2
-    assert_all_gone(tmp_path / "pids")
+    assert_all_gone(pids)
 
 
 @pytest.mark.slow
 def test_a_rank_that_hangs_times_out_and_nothing_is_left_running(
-    results_dir: Path, tmp_path: Path
+    results_dir: Path, tmp_path: Path, raised
 ) -> None:
     before = {p.pid for p in psutil.Process().children(recursive=True)}
     params = {"world_size": 2, "pid_dir": str(tmp_path / "pids")}
-    row = measure(results_dir, "dist-rank-hangs", params, plugins=(FAULTS,), timeout_s=30)
+    timeout = math.ceil(3 * raised[1] + 5)  # room for the launch at this machine's load
+    row = measure(results_dir, "dist-rank-hangs", params, plugins=(FAULTS,), timeout_s=timeout)
     assert row["status"] == "timeout"
-    assert "timed out after 30 s" in row["error"]
+    assert f"timed out after {timeout} s" in row["error"]
+    assert len(list((tmp_path / "pids").glob("rank-*.pid"))) == 2  # both reached the hang
     assert_all_gone(tmp_path / "pids")
     after = {p.pid for p in psutil.Process().children(recursive=True)}
     assert after <= before

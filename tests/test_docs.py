@@ -68,6 +68,22 @@ def test_the_guide_names_every_block_and_macro_of_the_theme():
         assert f"`{signature.strip()}`" in GUIDE, f"docs/plugins.md lacks the macro {signature}"
 
 
+def test_the_store_the_readme_says_to_commit_is_the_one_pages_publishes():
+    """README: commit your store as benchmarks-results/; the Pages workflow publishes that
+    folder first, and git does not ignore it (results/ it does: a scratch store)."""
+    import subprocess
+
+    repo = TESTS.parent
+    readme = (repo / "README.md").read_text()
+    workflow = (repo / ".github" / "workflows" / "pages.yml").read_text()
+    assert "git add benchmarks-results" in readme
+    assert workflow.index("ls benchmarks-results/host=") < workflow.index("ls results/host=")
+    ignored = ["git", "check-ignore", "-q", "--no-index"]
+    assert subprocess.run([*ignored, "results/x"], cwd=repo).returncode == 0
+    assert subprocess.run([*ignored, "benchmarks-results/x.parquet"], cwd=repo).returncode == 1
+    assert subprocess.run([*ignored, "benchmarks-results/h/r/.lock"], cwd=repo).returncode == 0
+
+
 def test_the_toolkit_page_is_generated_from_the_docstrings():
     """docs/toolkit.md says what the toolkit's modules and the engine's public names are, as
     their docstrings and ``__all__`` say now (``python scripts/toolkit_docs.py --write``)."""
@@ -78,3 +94,25 @@ def test_the_toolkit_page_is_generated_from_the_docstrings():
     assert page == generator.page(), "docs/toolkit.md is stale: run scripts/toolkit_docs.py --write"
     for name in generator.toolkit_modules():
         assert f"## `{name}`" in page
+
+
+@pytest.mark.parametrize(
+    "title, columns",
+    [
+        ("`Tables.speedups`", "benchsite.tables.speedups.COLUMNS"),
+        ("`Tables.crossovers`", "benchsite.tables.curves.CROSSOVER_COLUMNS"),
+    ],
+)
+def test_the_guide_lists_every_column_of_the_public_tables(title, columns):
+    import importlib
+
+    module, _, name = columns.rpartition(".")
+    guide = (TESTS.parent / "docs" / "plugins.md").read_text()
+    section = guide.split("### The columns of `Tables.speedups` and `Tables.crossovers`")[1]
+    table = section.split(f"{title} (`{columns}`)")[1].split("\n\n", 2)[1]
+    listed = {
+        name
+        for line in table.splitlines()
+        for name in re.findall(r"`([a-z_]+)`", line.split("|")[1])
+    }
+    assert set(getattr(importlib.import_module(module), name)) == listed

@@ -25,10 +25,10 @@ from benchsite.errors import ConfigError, StoreError
 from benchsite.host import config
 from benchsite.measure.runner import RunOptions, plan_cases, run_benchmarks, select_devices
 from benchsite.store import parts as store
-from tests.conftest import CASEBOOK
+from tests.conftest import CASEBOOK, patience
 
 BENCHSITE = str(Path(sys.executable).parent / "benchsite")
-FAST = ("-p", CASEBOOK, "-d", "cpu", "--budget", "0.05", "--host", "h")
+FAST = ("-p", CASEBOOK, "-d", "cpu", "--budget", "0.05", "--rounds", "1", "--host", "h")
 
 
 def default_sigint() -> None:
@@ -53,7 +53,7 @@ def cli(*args: str, fault: str | None = None, **kwargs) -> subprocess.Popen:
 
 
 def finish(process: subprocess.Popen, timeout: float = 120) -> tuple[int, str, str]:
-    out, err = process.communicate(timeout=timeout)
+    out, err = process.communicate(timeout=patience(timeout))
     return process.returncode, out, err
 
 
@@ -94,7 +94,7 @@ def assert_rows_once(root: Path, expected: set[str]) -> None:
 def test_kill_during_compaction_leaves_every_row_once(tmp_path, fault):
     folder = store_of_parts(tmp_path)
     child = compact_in_child(tmp_path, fault)
-    assert child.wait(timeout=60) == -signal.SIGKILL
+    assert child.wait(timeout=patience(60)) == -signal.SIGKILL
     assert_rows_once(tmp_path, {"r0", "r1", "r2"})  # readable, no duplicate, nothing lost
     store.tidy_run(folder)  # what a resumed run does when it takes the lock ...
     store.compact_run(tmp_path, "h", "run1")  # ... and at its end
@@ -106,9 +106,9 @@ def test_kill_during_compaction_leaves_every_row_once(tmp_path, fault):
 def test_kill_during_a_second_compaction_after_a_first_was_killed(tmp_path):
     """The superseded record is transitive: any subset of older parts that survives is skipped."""
     store_of_parts(tmp_path, 2)
-    assert compact_in_child(tmp_path, "compact:after-rename").wait(timeout=60) == -9
+    assert compact_in_child(tmp_path, "compact:after-rename").wait(timeout=patience(60)) == -9
     store.write_rows(tmp_path, "h", "run1", [a_row("r9")])
-    assert compact_in_child(tmp_path, "compact:after-unlink").wait(timeout=60) == -9
+    assert compact_in_child(tmp_path, "compact:after-unlink").wait(timeout=patience(60)) == -9
     assert_rows_once(tmp_path, {"r0", "r1", "r9"})
 
 
@@ -121,7 +121,7 @@ def test_a_reader_during_compaction_sees_every_row_once(tmp_path):
         assert_rows_once(tmp_path, {"r0", "r1", "r2"})
     finally:
         child.send_signal(signal.SIGCONT)
-        assert child.wait(timeout=60) == 0
+        assert child.wait(timeout=patience(60)) == 0
     assert_rows_once(tmp_path, {"r0", "r1", "r2"})
 
 
@@ -164,7 +164,7 @@ def test_a_second_resume_of_the_same_run_is_refused(results_dir):
 
 
 def wait_until_stopped(pid: int, timeout_s: float = 120) -> None:
-    deadline = time.monotonic() + timeout_s
+    deadline = time.monotonic() + patience(timeout_s)
     while psutil.Process(pid).status() != psutil.STATUS_STOPPED:
         assert time.monotonic() < deadline, "the writer never reached its fault point"
         time.sleep(0.05)
@@ -177,15 +177,15 @@ def test_no_worker_outlives_a_killed_run(results_dir):
     run = cli("run", "-w", "case-hang", *FAST, "--timeout", "120", "--results", str(results_dir))
     workers: list[psutil.Process] = []
     try:
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + patience(120)
         while not workers:  # the measuring worker, not multiprocessing's resource tracker
             assert time.monotonic() < deadline and run.poll() is None, "no worker started"
             workers = [p for p in psutil.Process(run.pid).children() if is_worker(p)]
             time.sleep(0.2)
         time.sleep(1.0)  # inside the hanging case
         run.kill()
-        run.wait(timeout=30)
-        _, alive = psutil.wait_procs(workers, timeout=10)
+        run.wait(timeout=patience(30))
+        _, alive = psutil.wait_procs(workers, timeout=patience(10))
         assert alive == [], f"orphaned workers: {alive}"
     finally:
         for worker in workers:
@@ -317,6 +317,7 @@ def casebook_options(results: Path, workload: str, **changes) -> RunOptions:
         plugins=(CASEBOOK,),
         budget_s=0.05,
         host="h",
+        rounds=1,  # the rounds' rows on resume: tests/test_rounds.py
         **changes,
     )
 
@@ -410,7 +411,7 @@ def test_ctrl_c_interrupts_a_run_started_with_sigint_ignored(results_dir):
     run = cli(
         "run", "-w", "case-sleep", *FAST, "--results", str(results_dir), preexec_fn=ignore_sigint
     )
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + patience(120)
     while not list(results_dir.glob("host=h/run=*/part-*.parquet")):
         assert time.monotonic() < deadline and run.poll() is None, "no case stored"
         time.sleep(0.1)
@@ -425,7 +426,7 @@ def test_ctrl_c_during_start_up_is_one_line_and_exit_130(results_dir):
     run = cli(
         "run", "-w", "case-add", *FAST, "--results", str(results_dir), preexec_fn=ignore_sigint
     )
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + patience(60)
     while not catches_sigint(run.pid):
         assert time.monotonic() < deadline and run.poll() is None, "SIGINT never caught"
         time.sleep(0.01)

@@ -38,6 +38,7 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[dict[st
             devices=("cpu",),
             plugins=(RECORDING,),
             budget_s=0.2,
+            rounds=1,  # one worker, one setup a case (each round has its own: test_rounds.py)
         )
         found["statuses"] = [run_benchmarks(options).statuses]  # type: ignore[list-item]
         found["run"] = _read(record)

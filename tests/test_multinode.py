@@ -19,6 +19,7 @@ from benchsite.measure.distributed import launch as distributed
 from benchsite.measure.distributed.multinode import Nodes, nodes_option
 from benchsite.records import Device
 from benchsite.store import parts as store
+from tests.conftest import patience
 
 
 def free_port() -> int:
@@ -64,7 +65,7 @@ def node(host: str, endpoint: str, results: Path) -> subprocess.Popen:
 def test_two_nodes_store_one_case_with_its_world_size(results_dir):
     endpoint = f"127.0.0.1:{free_port()}"
     nodes = [node(host, endpoint, results_dir) for host in ("node-a", "node-b")]
-    outputs = [node.communicate(timeout=240) for node in nodes]
+    outputs = [node.communicate(timeout=patience(240)) for node in nodes]
     for process, (_, err) in zip(nodes, outputs, strict=True):
         assert process.returncode == 0, err
     rows = store.read_results(results_dir)

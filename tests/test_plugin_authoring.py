@@ -18,13 +18,17 @@ def test_new_plugin_writes_a_package_that_installs_and_passes_its_tests(tmp_path
         main(["new-plugin", "fast-ops", "--out", str(folder)])
     except SystemExit as exited:
         assert not exited.code
-    assert f"wrote {folder}" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert f"wrote {folder}" in out
+    command = f"python -m pip install -e '{folder}[test]' && python -m pytest {folder}"
+    assert f"next: {command}\n" in out  # the test extra, and pytest of the same Python
+    assert 'test = ["pytest' in (folder / "pyproject.toml").read_text()
     target = install_into(tmp_path / "site-packages", folder)
     assert (target / "benchsite_fast_ops" / "__init__.py").is_file()
     env = {**os.environ, "PYTHONPATH": str(target)}
-    tests = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
-        cwd=folder,
+    tests = subprocess.run(  # the printed line's second half, from where it was printed
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(folder)],
+        cwd=tmp_path,
         env=env,
         capture_output=True,
         text=True,

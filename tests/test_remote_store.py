@@ -20,7 +20,7 @@ from benchsite.store import check as store_check
 from benchsite.store import parts as store
 from benchsite.store.remote import RemotePath, locate
 from benchsite.testing import complete_row
-from tests.conftest import CASEBOOK, TESTS
+from tests.conftest import CASEBOOK, TESTS, patience
 
 pytest.importorskip("moto.server", reason="moto[server] is in the test extra")
 FAST = ("-p", CASEBOOK, "-d", "cpu", "--budget", "0.05")
@@ -35,7 +35,7 @@ def s3_env(tmp_path_factory: pytest.TempPathFactory):
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + patience(60)
     while not port_file.exists() or not port_file.read_text():
         assert server.poll() is None and time.monotonic() < deadline, "moto server did not start"
         time.sleep(0.05)
@@ -48,7 +48,7 @@ def s3_env(tmp_path_factory: pytest.TempPathFactory):
     }
     yield env
     server.terminate()
-    server.wait(timeout=30)
+    server.wait(timeout=patience(30))
 
 
 @pytest.fixture
@@ -79,7 +79,7 @@ def cli(*args: str, fault: str | None = None) -> subprocess.Popen:
 
 
 def finish(process: subprocess.Popen, timeout: float = 180) -> tuple[int, str, str]:
-    out, err = process.communicate(timeout=timeout)
+    out, err = process.communicate(timeout=patience(timeout))
     return process.returncode, out, err
 
 
@@ -145,7 +145,7 @@ def test_processes_writing_one_bucket_at_once_lose_and_repeat_nothing(bucket_url
         for host in hosts
     ]
     for process in running:
-        _, err = process.communicate(timeout=180)
+        _, err = process.communicate(timeout=patience(180))
         assert process.returncode == 0, err
     rows = store.read_results(locate(bucket_url))
     assert sorted(rows["row_id"]) == sorted(f"{h}-{c}" for h in hosts for c in range(5))

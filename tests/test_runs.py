@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from benchsite.store import parts as store
-from tests.conftest import CASEBOOK
+from tests.conftest import CASEBOOK, patience
 
 
 def benchsite_cli(*args: str, **kwargs) -> subprocess.Popen:
@@ -27,7 +27,7 @@ def benchsite_cli(*args: str, **kwargs) -> subprocess.Popen:
 
 
 def wait_for_rows(results: Path, count: int, timeout_s: float = 120) -> None:
-    deadline = time.monotonic() + timeout_s
+    deadline = time.monotonic() + patience(timeout_s)
     while time.monotonic() < deadline:
         if len(list(results.glob("host=*/run=*/part-*.parquet"))) >= count:
             return
@@ -46,6 +46,8 @@ def test_ctrl_c_keeps_finished_cases_and_resume_finishes_the_rest(results_dir):
         CASEBOOK,
         "--budget",
         "0.2",
+        "--rounds",
+        "1",  # a case's rounds on --resume: tests/test_rounds.py
         "--results",
         str(results_dir),
         "--host",
@@ -54,14 +56,14 @@ def test_ctrl_c_keeps_finished_cases_and_resume_finishes_the_rest(results_dir):
     process = benchsite_cli(*args)
     wait_for_rows(results_dir, 2)
     process.send_signal(signal.SIGINT)
-    out, err = process.communicate(timeout=60)
+    out, err = process.communicate(timeout=patience(60))
     assert process.returncode == 130, err
     assert "benchsite run --resume" in out
     kept = store.read_results(results_dir)
     assert 2 <= len(kept) < 4 and set(kept["status"]) == {"ok"}
 
     resumed = benchsite_cli(*args, "--resume")
-    out, err = resumed.communicate(timeout=120)
+    out, err = resumed.communicate(timeout=patience(120))
     assert resumed.returncode == 0, err
     assert f"{len(kept)} of 4 cases already stored" in out
     rows = store.read_results(results_dir)
@@ -87,7 +89,7 @@ def test_two_processes_write_into_one_store_at_once(results_dir):
     first = benchsite_cli(*args, "--host", "alpha")
     second = benchsite_cli(*args, "--host", "beta")
     for process in (first, second):
-        _, err = process.communicate(timeout=120)
+        _, err = process.communicate(timeout=patience(120))
         assert process.returncode == 0, err
     rows = store.read_results(results_dir)
     assert sorted(rows.groupby("host")["status"].count().items()) == [("alpha", 2), ("beta", 2)]
@@ -105,7 +107,7 @@ def test_user_errors_are_one_line_with_exit_status_2(results_dir):
     ]
     for args, expected in cases:
         process = benchsite_cli(*args, env={**os.environ, "COLUMNS": "200"})
-        _, err = process.communicate(timeout=60)
+        _, err = process.communicate(timeout=patience(60))
         assert process.returncode == 2, (args, err)
         assert expected in err and "Traceback" not in err, (args, err)
         assert len(err.strip().splitlines()) == 1, err

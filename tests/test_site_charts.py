@@ -189,6 +189,9 @@ def test_runs_chart_has_one_point_per_run():
     spec = charts.runs_chart(runs).to_dict()
     (values,) = spec["datasets"].values()
     assert spec["mark"]["type"] == "circle" and len(values) == 2
+    x = spec["encoding"]["x"]  # UTC, on a 24-hour clock, whatever the reader's time zone
+    assert x["scale"]["type"] == "utc" and "%H:%M" in x["axis"]["format"]
+    assert values[1]["started"].endswith("+00:00") and values[1]["when"] == "2026-01-02 00:00 UTC"
     assert "b: 1 run on 2026-01-02, 1 with failed cases" in describe.runs_text(runs)
 
 

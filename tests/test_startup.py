@@ -10,15 +10,21 @@ import sys
 
 import pytest
 
+from tests.conftest import patience
+
 SITE_STACK = ("altair", "vl_convert", "jinja2")
 REPORT = "import json, sys; print(json.dumps(sorted(m for m in {stack} if m in sys.modules)))"
 
 
-def imported_after(code: str) -> list[str]:
-    """The modules of the site stack in ``sys.modules`` after ``code`` ran, in a new process."""
-    report = REPORT.format(stack=SITE_STACK)
+def imported_after(code: str, stack: tuple[str, ...] = SITE_STACK) -> list[str]:
+    """The modules of ``stack`` (the site stack) in ``sys.modules`` after ``code`` ran, in a
+    new process."""
+    report = REPORT.format(stack=stack)
     finished = subprocess.run(
-        [sys.executable, "-c", f"{code}\n{report}"], capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", f"{code}\n{report}"],
+        capture_output=True,
+        text=True,
+        timeout=patience(120),
     )
     assert finished.returncode == 0, finished.stderr
     return json.loads(finished.stdout.splitlines()[-1])
@@ -39,3 +45,17 @@ def test_the_command_line_imports_no_site_stack_for(arguments):
         "    main()"
     )
     assert imported_after(code) == []
+
+
+@pytest.mark.parametrize("arguments", [["--help"], ["--version"], ["compare", "--help"]])
+def test_help_and_version_import_no_data_stack(arguments):
+    """Neither pandas, numpy nor pyarrow (about a CPU-second): what a command needs loads when
+    it runs."""
+    code = (
+        "import contextlib, io, sys\n"
+        f"sys.argv = ['benchsite', *{arguments!r}]\n"
+        "from benchsite.cli.app import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
+        "    main()"
+    )
+    assert imported_after(code, ("pandas", "numpy", "pyarrow", "torch")) == []

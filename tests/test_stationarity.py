@@ -198,3 +198,12 @@ def test_unstable_and_busy_rows_are_flagged(tmp_path):
     assert flags["steady"] == () and flags["quiet"] == ()
     assert flags["drifted"] == ("unstable",)
     assert "busy" in flags["busy-before"] and flags["busy-during"] == ("busy",)
+
+
+def test_a_correlated_skewed_series_interval_stays_inside_its_samples():
+    """Batch medians of a series that sits at 1 ms with long stretches at 40 ms: the median's
+    symmetric batch interval reached below zero (a negative time); it stays within the
+    samples' range."""
+    samples = ([1e-3] * 20 + [40e-3] * 12) * 3
+    low, high = median_ci_correlated(samples)
+    assert min(samples) <= low <= high <= max(samples)

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from benchsite.store import parts as store
+from benchsite.testing import complete_row
+from tests.conftest import TESTS
 
 
 def a_row(**values):
@@ -61,3 +65,41 @@ def test_unknown_columns_are_refused(tmp_path):
 
     with pytest.raises(StoreError, match="schema lacks"):
         store.write_rows(tmp_path, "h", "run1", [a_row(bogus=1)])
+
+
+def test_the_readers_that_the_schema_doc_shows_read_the_store(tmp_path, monkeypatch):
+    """docs/results-schema.md's reader calls, run as written, on a store of two hosts and
+    runs: every row, once, with the columns the files hold."""
+    for host in ("alpha", "beta"):
+        rows = [complete_row({"workload": "matmul", "host": host, "run_id": f"r-{host}"})]
+        rows.append(complete_row({**rows[0], "row_id": f"second-{host}"}))
+        store.write_rows(tmp_path / "results", host, f"r-{host}", rows)
+    doc = (TESTS.parent / "docs" / "results-schema.md").read_text()
+    (code,) = re.findall(r"```python\n(.*?)```", doc, re.DOTALL)
+    monkeypatch.chdir(tmp_path)
+    found: dict = {}
+    exec(code, found)
+    expected = store.read_results(tmp_path / "results")
+    assert sorted(found["rows"]["row_id"]) == sorted(expected["row_id"])
+    assert sorted(found["rows"]["host"]) == ["alpha", "alpha", "beta", "beta"]
+    assert found["table"].num_rows == 4 and found["table"].schema.names == store.SCHEMA.names
+
+
+def test_a_run_lock_is_removed_when_its_run_ends_cleanly(tmp_path, run_workloads, results_dir):
+    import pytest
+
+    from benchsite.errors import StoreError
+    from benchsite.store import runlock as locks
+    from tests.conftest import CASEBOOK
+
+    folder = tmp_path / "run=r"
+    with locks.run_lock(folder):
+        assert (folder / ".lock").exists()
+        with pytest.raises(StoreError, match="is being written by process"), locks.run_lock(folder):
+            pass
+    assert not (folder / ".lock").exists()
+    with pytest.raises(KeyError), locks.run_lock(folder):
+        raise KeyError("interrupted")
+    assert (folder / ".lock").exists()  # kept, as a killed run keeps it: the next taker takes it
+    run_workloads("case-add", plugins=(CASEBOOK,))
+    assert list(results_dir.rglob("part-*.parquet")) and not list(results_dir.rglob(".lock"))

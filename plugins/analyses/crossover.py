@@ -46,21 +46,39 @@ def crossover_findings(tables: Tables) -> list[Finding]:
     for c in crossings.itertuples():
         case = crossover_case(c, c.workload in tables.byte_sized)
         grouped.setdefault((c.host, c.gpu_label, c.workload, case), []).append(c)
+    ok = tables.ok
+    host_bound = set(ok["row_id"][[HOST_BOUND in flags for flags in ok["flags"]]].astype(str))
     return [
         _finding(
-            sorted(items, key=lambda c: c.include_transfer), key[3], key[2] in tables.byte_sized
+            sorted(items, key=lambda c: c.include_transfer),
+            key[3],
+            key[2] in tables.byte_sized,
+            host_bound,
         )
         for key, items in grouped.items()
     ]
 
 
-def _finding(items: list[Any], case: str, in_bytes: bool) -> Finding:
+HOST_BOUND = "host-bound"  # the validity flag: the host's launch rate sets the GPU's time
+HOST_BOUND_NOTE = (
+    "Some GPU times here are host-bound: the host's launch rate sets them, and it moves from "
+    "one process and one machine to the next. The crossover uses the host time, which a "
+    "caller's loop pays, so it can move between runs of the same machine kind; the workload "
+    "page shows the GPU's own time beside each such case."
+)
+
+
+def _finding(
+    items: list[Any], case: str, in_bytes: bool, host_bound: set[str] = frozenset()
+) -> Finding:
     head = items[0]
     answer = " ".join(describe_crossover(c, in_bytes) for c in items)
     suspect = [c for c in items if c.suspect]
     if suspect and len(suspect) == len(items):
         answer = f"Suspect ({reasons_text(_reasons(suspect))}): {answer}"
     explanation = "\n".join(f"- {_detail(c, in_bytes)}" for c in items)
+    if host_bound & {str(row) for c in items for row in c.evidence}:
+        explanation += f"\n\n{HOST_BOUND_NOTE}"
     return finding(
         "crossover",
         [head.host, head.gpu_label, head.workload, case],

@@ -3,7 +3,9 @@
 For every batch-swept series with memory metrics, a straight line through peak memory against
 batch separates the fixed part (weights, optimizer state, workspaces) from the part each sample
 adds (activations); on the GPU the peak is PyTorch's allocated memory, on the CPU the worker's
-resident memory above its baseline. The ``max-batch`` workload gives the largest training batch
+resident memory, each above the worker's state before the case's setup (rows the memory
+collector marks ``memory.per_case``; of older rows only the GPU's allocated peak, which counts
+live tensors only, is used: their CPU figures were measured against the worker's start). The ``max-batch`` workload gives the largest training batch
 that fits on each device (on the CPU within a memory budget, so the machine never swaps), and
 out-of-memory failures are reported: where the CPU fits a larger batch than the GPU, the GPU's
 memory, not its speed, is the limit.
@@ -33,6 +35,7 @@ if TYPE_CHECKING:
     from benchsite.tables import Tables
 
 MAX_BATCH = "max-batch"
+PER_CASE = "memory.per_case"  # the memory collector's mark: the figures are the case's own
 BUDGET = "cpu_memory_budget_gib"  # a max-batch parameter, worded as the budget, not the case
 
 
@@ -68,6 +71,7 @@ def memory_lines(tables: Tables) -> list[MemoryLine]:
     if rows.empty:
         return []
     rows = rows[(rows["axis"] == "batch") & (rows["workload"] != MAX_BATCH)]
+    rows = rows[np.array([_own(r) for r in rows.itertuples()], dtype=bool)]
     peaks = [metric(r, PEAK_METRIC.get(str(r.device_kind), "")) for r in rows.itertuples()]
     rows = rows.assign(peak=peaks, series=[case_text(p, skip=["batch"]) for p in rows["p"]])
     rows = rows[rows["peak"].notna() & (rows["peak"] > 0)]
@@ -76,6 +80,17 @@ def memory_lines(tables: Tables) -> list[MemoryLine]:
         _line(s.sort_values("axis_value"))
         for _, s in rows.groupby(["host", "label", "workload", "series"], sort=True)
     ]
+
+
+def _own(row: Any) -> bool:
+    """Whether a row's peak is the case's own: measured from the worker's state before its
+    setup (``memory.per_case``), or a GPU's allocated peak, which counts live tensors only (an
+    earlier case's tensors are freed before the next setup; what carried over between cases in
+    older rows was the allocator's reserved cache and the worker's resident memory)."""
+    return metric(row, PER_CASE) == 1 or PEAK_METRIC.get(str(row.device_kind)) == GPU_ALLOCATED
+
+
+GPU_ALLOCATED = "memory.gpu_peak_allocated_bytes"
 
 
 def _line(series: pd.DataFrame) -> MemoryLine:

@@ -19,7 +19,13 @@ taken:
 - ``unstable``: the samples drifted (a level shift or trend, ``stationary`` false) in every
   sampling pass; the stored interval spans both levels;
 - ``busy``: other processes used a noticeable share of the cores while the case ran (the
-  ``cpu`` collector's system and process use) or before the run (``environment``).
+  ``cpu`` collector's system and process use) or before the run (``environment``);
+- ``irreproducible``: the case's rounds, each measured in its own worker process, disagree
+  beyond what their within-round intervals allow (``reproducible`` false,
+  :mod:`benchsite.measure.rounds`); the stored interval covers every round's median;
+- ``host-bound``: the GPU's own time per call (``device_median_s``, its calls queued back to
+  back) is under half the host-measured time: the host's launch rate sets the number, and it
+  moves from one process and one machine to the next.
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ import pandas as pd
 from benchsite import Analysis, Finding, Flag, hookimpl
 from benchsite.toolkit.findings import (
     ACCELERATOR_KINDS,
+    HOST_BOUND_SHARE,
     decoded,
     finding,
     metric_value,
@@ -74,6 +81,10 @@ FLAG_TEXT = {
     "unstable": "the samples drifted (level shift or trend) while measured, also when sampled "
     "again: the interval spans both levels",
     "busy": "other processes used the machine's cores while it was measured",
+    "irreproducible": "its rounds, each in a fresh process, disagree beyond their intervals: "
+    "the interval covers every round",
+    "host-bound": "the GPU's own time is under half the host-measured time: the host's launch "
+    "rate sets the number",
 }
 # what each flag means to the tables (hook: register_flags): a suspect number cannot be right and
 # is never a headline; an uncertain one stays in every verdict with its interval widened to its
@@ -177,6 +188,8 @@ NUMBER_COLUMNS = (
     "threads",
     "stationary",
     "world_size",
+    "reproducible",
+    "device_median_s",
 )
 DEVICE_INFO = (
     "logical_cpus",
@@ -344,6 +357,15 @@ def _unstable(c: Checked) -> np.ndarray:
     return c.numbers["stationary"] == 0
 
 
+def _irreproducible(c: Checked) -> np.ndarray:
+    return c.numbers["reproducible"] == 0
+
+
+def _host_bound(c: Checked) -> np.ndarray:
+    device, host = c.numbers["device_median_s"], c.numbers["median_s"]
+    return c.accelerator() & _set(device) & _set(host) & (device < HOST_BOUND_SHARE * host)
+
+
 def _busy(c: Checked) -> np.ndarray:
     """Busy before the run, or others' CPU use during the samples (system use over every
     logical CPU, less this process's own) above :data:`BUSY_SHARE` of the cores (at least half
@@ -380,6 +402,8 @@ CHECKS: tuple[tuple[str, Callable[[Checked], np.ndarray]], ...] = (
     ("precision-mismatch", _precision_mismatch),
     ("unstable", _unstable),
     ("busy", _busy),
+    ("irreproducible", _irreproducible),
+    ("host-bound", _host_bound),
 )
 
 

@@ -98,7 +98,7 @@ def workload_context(
         charts=made,
         not_charted=missing,
         cases=(
-            case_table(ordered, run_hrefs, metrics=True)
+            case_table(ordered, run_hrefs, metrics=True, reruns=site.tables.reruns)
             if len(rows) <= WORKLOAD_TABLE_ROWS
             else CaseTable([])
         ),
@@ -189,8 +189,8 @@ def axis_words(site: Site, frame: pd.DataFrame, axis: str) -> tuple[str, Any]:
 # the memory collector's metrics as a reader names them
 MEMORY_LABELS = {
     "memory.gpu_peak_allocated_bytes": "GPU peak allocated",
-    "memory.gpu_peak_reserved_bytes": "GPU peak reserved (PyTorch's cache, incl. earlier cases)",
-    "memory.cpu_peak_rss_bytes": "CPU peak resident (whole worker process)",
+    "memory.gpu_peak_reserved_bytes": "GPU peak reserved (PyTorch's cache, the case's own)",
+    "memory.cpu_peak_rss_bytes": "CPU peak resident (above the worker's before the case)",
 }
 
 

@@ -96,7 +96,8 @@ def median_ci_correlated(samples: Sequence[float]) -> tuple[float, float]:
     nearly independent when a batch is longer than the correlation, so the median's standard
     error is their standard deviation over √:data:`BATCHES`, and the interval is the median ±
     Student's t (7 degrees of freedom) times that. Below :data:`MIN_BATCH_SAMPLES` samples only
-    the order-statistic interval is used. Its coverage of the true median, measured by
+    the order-statistic interval is used. The interval never leaves the samples' range (a
+    time's interval is never negative). Its coverage of the true median, measured by
     Monte-Carlo runs: docs/methodology.md ("Statistics")."""
     ordered = sorted(samples)
     low, high = median_ci(ordered)
@@ -106,7 +107,20 @@ def median_ci_correlated(samples: Sequence[float]) -> tuple[float, float]:
     medians = [statistics.median(samples[b * size : (b + 1) * size]) for b in range(BATCHES)]
     half = T975_7 * statistics.stdev(medians) / math.sqrt(BATCHES)
     median = statistics.median(ordered)
-    return min(low, median - half), max(high, median + half)
+    # a symmetric interval around a skewed series' median can reach below zero: no time is
+    # outside the range of the samples the median is taken from
+    return max(ordered[0], min(low, median - half)), min(ordered[-1], max(high, median + half))
+
+
+def interval_coverage(n: int) -> float:
+    """The coverage of the order-statistic interval :func:`median_ci` gives ``n`` samples: at
+    least 95% from 6 samples on; under 6, the range of the samples, which brackets the median
+    with probability ``1 - 2^(1-n)`` (75% for 3 samples, 0 for one)."""
+    if n < 1:
+        return 0.0
+    lower = median_ci_ranks(n)[0]
+    below = sum(math.comb(n, k) for k in range(lower + 1)) / 2**n
+    return max(0.0, 1 - 2 * below) if n >= 2 else 0.0
 
 
 def correlated(samples: Sequence[float]) -> bool:
@@ -304,3 +318,113 @@ def _kth_ranks(tally: Any, orders: Any, k: int) -> Any:
         at_or_below += by_position[orders[:, rank]]
         ranks += at_or_below <= k
     return ranks
+
+
+HOST_BOUND_SHARE = 0.5  # the GPU's own time under this share of the host time: host-bound
+
+
+def host_bound(median_s: float | None, device_median_s: float | None) -> bool:
+    """Whether the host sets a GPU case's time: the device's own time per call (its calls
+    queued back to back) is under :data:`HOST_BOUND_SHARE` of the host-measured time, so the
+    host's launch rate, which moves from one process and machine to the next, is the number."""
+    if median_s is None or device_median_s is None or not median_s > 0:
+        return False
+    return device_median_s < HOST_BOUND_SHARE * median_s
+
+
+# -- rounds: one case measured in several processes ------------------------------------------------
+
+T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228)  # df 1..10
+MEDIAN_SE = 1.2533  # the median of k normal values: standard error ~ 1.2533 sigma / sqrt(k)
+
+
+def t975(df: int) -> float:
+    """Student's t 97.5% quantile for ``df`` >= 1 degrees of freedom (1.96 + a small-sample
+    correction beyond the table, within 0.5% of the exact value)."""
+    if df <= len(T975):
+        return T975[df - 1]
+    return Z95 + 2.37 / df + 2.8 / df**2
+
+
+def chi2_sf(x: float, df: int) -> float:
+    """P(X > x) for X chi-squared with integer ``df`` >= 1 (closed forms: no SciPy needed)."""
+    if x <= 0:
+        return 1.0
+    half = x / 2
+    if df % 2 == 0:
+        term, total = 1.0, 1.0
+        for j in range(1, df // 2):
+            term *= half / j
+            total += term
+        return min(1.0, math.exp(-half) * total)
+    total, term = math.erfc(math.sqrt(half)), math.sqrt(2 * x / math.pi) * math.exp(-half)
+    for j in range(1, (df - 1) // 2 + 1):
+        total += term
+        term *= x / (2 * j + 1)
+    return min(1.0, total)
+
+
+@dataclass(frozen=True)
+class RoundsSummary:
+    """Several rounds of one case, combined: ``median_s`` is the median of the round medians,
+    ``ci_low_s``/``ci_high_s`` the interval that includes the between-round variation,
+    ``spread`` the largest round median over the smallest (1.0: all equal) and ``p_value`` the
+    heterogeneity test's (null where a round has no within-round interval)."""
+
+    medians_s: tuple[float, ...]
+    median_s: float
+    ci_low_s: float
+    ci_high_s: float
+    spread: float | None
+    p_value: float | None
+
+
+def combine_rounds(
+    medians: Sequence[float], intervals: Sequence[tuple[float, float]]
+) -> RoundsSummary:
+    """The median and 95% interval of a case measured in rounds (each in its own process),
+    from each round's median and within-round interval; see ``docs/methodology.md``.
+
+    The median is the median of the round medians. The interval is the wider, on each side, of
+    (a) every round's own interval around the combined median, combined as for the median of
+    independent rounds (``sqrt(sum h_i^2) / k`` times :data:`MEDIAN_SE`): what the interval
+    would be were the processes alike; and (b) the random-effects interval of the round
+    medians: ``median ± t(k-1) · MEDIAN_SE · s / sqrt(k)``, ``s`` their standard deviation,
+    which includes the between-process variation. Never below 0. ``p_value`` is Cochran's Q
+    test (on log times, each round weighted by its interval) that the rounds share one level."""
+    k = len(medians)
+    if k == 0:
+        raise ValueError("no rounds to combine")
+    median = statistics.median(medians)
+    if k == 1:
+        low, high = intervals[0]
+        return RoundsSummary(tuple(medians), median, max(0.0, low), high, 1.0, None)
+    lows = [m - low for m, (low, _) in zip(medians, intervals, strict=True)]
+    highs = [high - m for m, (_, high) in zip(medians, intervals, strict=True)]
+    within_low = MEDIAN_SE * math.sqrt(sum(h * h for h in lows)) / k
+    within_high = MEDIAN_SE * math.sqrt(sum(h * h for h in highs)) / k
+    between = t975(k - 1) * MEDIAN_SE * statistics.stdev(medians) / math.sqrt(k)
+    low = max(0.0, median - max(within_low, between))
+    high = median + max(within_high, between)
+    spread = max(medians) / min(medians) if min(medians) > 0 else None
+    return RoundsSummary(
+        tuple(medians), median, low, high, spread, heterogeneity_p(medians, intervals)
+    )
+
+
+def heterogeneity_p(
+    medians: Sequence[float], intervals: Sequence[tuple[float, float]]
+) -> float | None:
+    """Cochran's Q test that the rounds measured one level: on log times, each round's standard
+    error its 95% interval's half-width / 1.96; ``None`` where a round has no interval width
+    (one sample) or a time is not positive."""
+    if min(medians) <= 0 or any(low <= 0 for low, _ in intervals):
+        return None
+    logs = [math.log(m) for m in medians]
+    errors = [math.log(high / low) / 2 / Z95 for low, high in intervals]
+    if min(errors) <= 0:
+        return None
+    weights = [1 / (e * e) for e in errors]
+    centre = sum(w * x for w, x in zip(weights, logs, strict=True)) / sum(weights)
+    q = sum(w * (x - centre) ** 2 for w, x in zip(weights, logs, strict=True))
+    return chi2_sf(q, len(medians) - 1)

@@ -9,11 +9,16 @@ site build. Each is documented in ``docs/plugins.md`` ("Testing your plugin"):
 - ``results_dir`` → :class:`~pathlib.Path` (an empty store folder)
 - ``run_workloads(*names, **run_options)`` → ``(RunReport, DataFrame)``
 - ``site_from_rows(rows, **build_options)`` → ``(Path, BuildReport)``
+- ``benchsite_timer(setup, name=None, params=None)`` → ``{device name: Timed}``: times a
+  function on every device inside a test and stores it as rows in the store that
+  ``--benchsite-results DIR`` (or ``BENCHSITE_RESULTS``) names
 """
 
 from __future__ import annotations
 
 import json
+import os
+import re
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
@@ -25,6 +30,7 @@ import pytest
 
 from benchsite.host import registry
 from benchsite.host.manager import Plugins, load_plugins
+from benchsite.measure.in_tests import Setup, TestTimer, Timed
 from benchsite.measure.runner import RunOptions, RunReport, run_benchmarks
 from benchsite.records import Device
 from benchsite.store import parts as store
@@ -54,11 +60,13 @@ def results_dir(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def run_workloads(results_dir: Path) -> Callable[..., tuple[RunReport, pd.DataFrame]]:
-    """Run workloads for real into ``results_dir`` with a small budget and return the report and
-    the stored rows: ``run_workloads("matmul", plugins=("my_plugin.py",), devices=("cpu",))``."""
+    """Run workloads for real into ``results_dir`` with a small budget, in one round (one
+    worker process; ``rounds=3`` to measure as a run does), and return the report and the
+    stored rows: ``run_workloads("matmul", plugins=("my_plugin.py",), devices=("cpu",))``."""
 
     def run(*workloads: str, **options: Any) -> tuple[RunReport, pd.DataFrame]:
         options.setdefault("budget_s", 0.2)
+        options.setdefault("rounds", 1)
         options.setdefault("devices", ("cpu",))
         report = run_benchmarks(RunOptions(results=results_dir, workloads=workloads, **options))
         return report, store.read_results(results_dir)
@@ -134,3 +142,58 @@ def site_from_rows(tmp_path: Path) -> Callable[..., tuple[Path, Any]]:
         return out, build_site(BuildOptions(results=results, out=out, **options))
 
     return build
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("benchsite")
+    group.addoption(
+        "--benchsite-results",
+        metavar="DIR|URL",
+        default=os.environ.get("BENCHSITE_RESULTS"),
+        help="Store what benchsite_timer measures in this results store (default: "
+        "$BENCHSITE_RESULTS; unset: measured, not stored).",
+    )
+    group.addoption(
+        "--benchsite-device",
+        action="append",
+        default=[],
+        metavar="DEVICE",
+        help="Device name or glob benchsite_timer measures on (default: every device).",
+    )
+
+
+@pytest.fixture(scope="session")
+def benchsite_session_timer(request: pytest.FixtureRequest) -> TestTimer:
+    """The session's :class:`~benchsite.measure.in_tests.TestTimer`: one run id for every
+    test, the store and devices of the command line."""
+    from benchsite.store.remote import locate
+
+    where = request.config.getoption("--benchsite-results")
+    devices = tuple(request.config.getoption("--benchsite-device"))
+    return TestTimer(results=locate(where) if where else None, devices=devices)
+
+
+@pytest.fixture
+def benchsite_timer(
+    request: pytest.FixtureRequest, benchsite_session_timer: TestTimer
+) -> Callable[..., dict[str, Timed]]:
+    """Time a function on every device, as ``benchsite run`` times a case, and store a row per
+    device: ``benchsite_timer(setup, name=None, params=None)``. ``setup(device)`` returns the
+    callable to time (or a :class:`~benchsite.Case`, with its FLOPs or bytes); build its
+    inputs there, on ``device.name``. ``name`` is the workload name the rows carry (default:
+    the test's name); ``params`` its parameters. Returns ``{device name: Timed}`` (``median_s``,
+    ``ci_low_s``, ``ci_high_s``, ``row``) of the devices it measured."""
+
+    def timer(
+        setup: Setup, name: str | None = None, params: dict[str, Any] | None = None
+    ) -> dict[str, Timed]:
+        return benchsite_session_timer.time(
+            setup, name or _workload_name(request.node.name), params
+        )
+
+    return timer
+
+
+def _workload_name(test_name: str) -> str:
+    """``test_matmul[256-fp32]`` → ``test-matmul-256-fp32``."""
+    return re.sub(r"[^A-Za-z0-9.+-]+", "-", test_name).strip("-").lower()

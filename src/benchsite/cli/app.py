@@ -30,15 +30,13 @@ from rich.console import Console
 from rich.markup import escape
 
 from benchsite.cli import compare as compare_cli
-from benchsite.cli import listing
-from benchsite.cli import results as results_view
+from benchsite.cli.compare import locate
 from benchsite.errors import BenchsiteError, PluginDeprecationWarning, StoreWarning
 from benchsite.host.manager import load_plugins
-from benchsite.measure.distributed.multinode import nodes_option
-from benchsite.measure.runner import RunOptions, parse_labels, run_benchmarks
-from benchsite.store import parts as store
-from benchsite.store.remote import locate
 from benchsite.version import __version__
+
+# what a command needs is imported when it runs (pandas, pyarrow, the runner): `--help` and
+# `--version` load none of it
 
 if TYPE_CHECKING:
     from benchsite.cli.progress import ProgressReporter
@@ -98,6 +96,12 @@ def main_options(
 def run(
     quick: Annotated[bool, typer.Option("--quick", help="Small grids (default).")] = False,
     full: Annotated[bool, typer.Option("--full", help="Full grids: every size and batch.")] = False,
+    models: Annotated[
+        bool,
+        typer.Option(
+            "--models", help="Only the well-known models' full grids (many minutes; README)."
+        ),
+    ] = False,
     workload: Annotated[
         list[str] | None,
         typer.Option("--workload", "-w", metavar="NAME", help="Workload name or glob."),
@@ -114,6 +118,14 @@ def run(
     budget: Annotated[
         float | None,
         typer.Option("--budget", metavar="SECONDS", help="Seconds of sampling per case at most."),
+    ] = None,
+    rounds: Annotated[
+        int | None,
+        typer.Option(
+            "--rounds",
+            metavar="N",
+            help="Measure every case in N rounds, each in a fresh process (default 3, up to 5).",
+        ),
     ] = None,
     resume: Annotated[
         bool, typer.Option("--resume", help="Continue the interrupted run of this selection.")
@@ -149,6 +161,15 @@ def run(
         str | None,
         typer.Option("--rdzv-id", metavar="JOB", help="With --nnodes: the job's name."),
     ] = None,
+    model: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--model",
+            "-m",
+            metavar="MODULE:FACTORY[,key=value...]",
+            help="Also measure your own torch.nn.Module (docs/models.md); repeatable.",
+        ),
+    ] = None,
     plugin: PluginOpt = None,
     strict: StrictOpt = False,
 ) -> None:
@@ -157,11 +178,15 @@ def run(
     Exits 1 when no case succeeded."""
     from benchsite.cli.progress import ProgressReporter
 
-    if quick and full:
-        raise BenchsiteError("--quick and --full exclude each other: pass one")
+    if quick + full + models > 1:
+        raise BenchsiteError("--quick, --full and --models exclude each other: pass one")
+    from benchsite.measure.distributed.multinode import nodes_option
+    from benchsite.measure.runner import RunOptions, parse_labels, run_benchmarks
+    from benchsite.store import parts as store
+
     options = RunOptions(
         results=results,
-        profile="full" if full else "quick",
+        profile="models" if models else "full" if full else "quick",
         workloads=tuple(workload or ()),
         devices=tuple(device or ()),
         plugins=tuple(plugin or ()),
@@ -173,8 +198,12 @@ def run(
         host=host,
         labels=parse_labels(label or ()),
         nodes=nodes_option(nnodes, rdzv_endpoint, rdzv_id),
+        rounds=rounds,
+        models=tuple(model or ()),
     )
     _check_positive(timeout=timeout, budget=budget)
+    if rounds is not None and rounds < 1:
+        raise BenchsiteError(f"--rounds must be a whole number from 1, got {rounds}")
     with ProgressReporter(console) as reporter:
         report = run_benchmarks(options, reporter)
     summary = ", ".join(f"{count} {status}" for status, count in sorted(report.statuses.items()))
@@ -210,6 +239,8 @@ def devices(
     """List the devices found here, one a line.
 
     With NAME: everything captured about that device."""
+    from benchsite.cli import listing
+
     rows = listing.device_rows(load_plugins(tuple(plugin or ()), strict=strict))
     _list("devices", rows, name, json)
 
@@ -222,6 +253,8 @@ def workloads(
 
     Each line: name, quick/full cases, device kinds, description. With NAME: its grids and
     settings in full."""
+    from benchsite.cli import listing
+
     rows = listing.workload_rows(load_plugins(tuple(plugin or ()), strict=strict))
     _list("workloads", rows, name, json)
 
@@ -233,12 +266,16 @@ def plugins(
     """List the plugins found, one a line.
 
     Each line: name, version, where from, and its hooks or the error that stopped it."""
+    from benchsite.cli import listing
+
     rows = listing.plugin_rows(load_plugins(tuple(plugin or ()), strict=strict))
     _list("plugins", rows, name, json)
 
 
 def _list(kind: str, rows: list[dict[str, object]], name: str | None, as_json: bool) -> None:
     """One line per item (cut to a terminal's width, whole when piped), or one in full."""
+    from benchsite.cli import listing
+
     if name is not None:
         row = listing.pick(kind, rows, name)
         lines = [listing.as_json(row)] if as_json else listing.detail_lines(row)
@@ -271,6 +308,8 @@ def results(
     """Show one run as a table.
 
     The newest run unless --run or --host says which; --csv and --json also write its rows."""
+    from benchsite.cli import results as results_view
+
     rows = results_view.select_run(results, run, host)
     lines = [results_view.heading(rows), *results_view.table_lines(rows)]
     for line in [*lines, *results_view.failure_lines(rows)]:
@@ -333,6 +372,7 @@ def measure_first_if_new(options: BuildOptions, reporter: ProgressReporter) -> b
     """Run the quick suite on this machine into ``options.results`` when that is the default
     store and it does not exist yet (so one command on a fresh clone ends in a site); whether
     it ran. Ctrl-C during it stops the build (the rows measured so far are kept)."""
+    from benchsite.measure.runner import RunOptions, run_benchmarks
     from benchsite.site.build import DEFAULT_RESULTS
 
     where = locate(options.results)
@@ -357,11 +397,11 @@ def new_plugin(
 
     An installable package: a pyproject with the entry point, a workload, a collector and
     tests that pass as generated."""
-    from benchsite.cli.scaffold import write_plugin
+    from benchsite.cli import scaffold
 
-    folder = write_plugin(name, out or Path(name))
+    folder = scaffold.write_plugin(name, out or Path(name))
     console.print(f"wrote {escape(str(folder))}: a workload, a collector and their tests")
-    console.print(f"next: pip install -e {escape(str(folder))} && pytest {escape(str(folder))}")
+    console.print(f"next: {escape(scaffold.next_command(folder))}")
 
 
 @app.command()

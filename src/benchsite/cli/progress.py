@@ -1,5 +1,5 @@
-"""The progress of a run or a build: on a terminal a rich progress bar with an ETA and one line
-per failure; anywhere else (a pipe, a CI log) one plain line per case and per build stage."""
+"""The progress of a run or a build: on a terminal a rich progress bar with an ETA below one
+line per finished case (its median, or its error); anywhere else (a pipe, a CI log) one plain line per case and per build stage."""
 
 from __future__ import annotations
 
@@ -16,7 +16,6 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from benchsite._infra.status import FAILED
 from benchsite.measure.runner import PlannedCase
 from benchsite.units import format_seconds
 
@@ -103,12 +102,11 @@ class ProgressReporter:
                 markup=False,
                 highlight=False,
             )
-        elif status in FAILED:
+        else:  # every finished case above the bar: its median, or why it has none
             style = STATUS_STYLE.get(status, "red")
+            case = f"{planned.workload.item.name} {_short(planned.params)} on {planned.device.name}"
             self.console.print(
-                f"[{style}]{status}[/] {escape(planned.workload.item.name)} "
-                f"{escape(_short(planned.params))} on {planned.device.name}: "
-                f"{escape(row.get('error') or '')}",
+                f"[{style}]{status}[/] {escape(case)}: {escape(_outcome_text(row))}",
                 markup=True,
                 highlight=False,
             )
@@ -136,8 +134,12 @@ class ProgressReporter:
 def _plain_line(done: int, total: int, planned: PlannedCase, row: dict[str, Any]) -> str:
     """``[3/20] ok matmul size=256 on cpu: 1.2 ms`` (or the error, whole)."""
     case = f"{planned.workload.item.name} {_short(planned.params)} on {planned.device.name}"
-    what = format_seconds(row.get("median_s")) if row["status"] == "ok" else row.get("error") or ""
-    return f"[{done}/{total}] {row['status']} {case}: {what}"
+    return f"[{done}/{total}] {row['status']} {case}: {_outcome_text(row)}"
+
+
+def _outcome_text(row: dict[str, Any]) -> str:
+    """A finished case's median time per call, or its error (whole)."""
+    return format_seconds(row.get("median_s")) if row["status"] == "ok" else row.get("error") or ""
 
 
 def _short(params: dict[str, Any]) -> str:

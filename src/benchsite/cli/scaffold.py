@@ -6,6 +6,7 @@ workload (``NAME-axpy``) and a collector (``NAME-wall``), and tests using the fi
 from __future__ import annotations
 
 import re
+import shlex
 from pathlib import Path
 
 from benchsite.errors import BenchsiteError
@@ -144,7 +145,7 @@ A benchsite plugin: the workload `{name}-axpy` and the collector
 `{name}-wall`, in `src/{module}/__init__.py`.
 
 ```bash
-pip install -e '.[test]'     # benchsite finds it through its `benchsite` entry point
+python -m pip install -e '.[test]'  # benchsite finds it through its `benchsite` entry point
 benchsite workloads {name}-axpy
 python -m pytest
 ```
@@ -177,3 +178,11 @@ def write_plugin(name: str, folder: Path) -> Path:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(template.format(name=name, module=module), encoding="utf-8")
     return folder
+
+
+def next_command(folder: Path) -> str:
+    """The shell line that installs the new package with its test extra into the Python that
+    runs benchsite's ``python`` and runs its tests: it works as printed in a fresh venv (a bare
+    ``pytest`` may be another interpreter's; without ``[test]`` pytest may be missing)."""
+    where = shlex.quote(str(folder))
+    return f"python -m pip install -e {shlex.quote(f'{folder}[test]')} && python -m pytest {where}"

@@ -16,6 +16,8 @@ unavailable. The file is TOML; the sections the built-ins read are documented in
 ``[max_batch]``
     ``cpu_memory_budget_gib``: how much RAM the ``max-batch`` workload may use on the CPU
     (default: half of the memory available when the case starts).
+``[[models]]``
+    A user's own models to measure, one table each (:mod:`benchsite.toolkit.user_models`).
 
 A plugin reads a section with :func:`section` (``section("cost")``) and a nested value with
 :func:`value`; a malformed file raises :class:`benchsite.errors.ConfigError` with one line that
@@ -31,6 +33,7 @@ from __future__ import annotations
 
 import os
 import tomllib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,12 +42,30 @@ from benchsite.errors import ConfigError
 ENV_VAR = "BENCHSITE_CONFIG"
 FILE_NAME = "benchsite.toml"
 Spec = type | dict[str, Any]
-_declared: dict[str, dict[str, Spec]] = {}
+ARRAY = "array of tables"  # a section declared so ([[models]]) is checked by the plugin reading it
+_declared: dict[str, dict[str, Spec] | str] = {}
+_command_line: dict[str, tuple[str, ...]] = {}
 
 
-def declare(name: str, keys: dict[str, Spec]) -> None:
-    """Declare the section ``[name]`` a plugin reads: its keys and the type of each value."""
-    _declared[name] = {**_declared.get(name, {}), **keys}
+def declare(name: str, keys: dict[str, Spec] | str) -> None:
+    """Declare the section ``[name]`` a plugin reads: its keys and the type of each value; or,
+    with :data:`ARRAY`, an array of tables (``[[name]]``) that its reader checks itself."""
+    if isinstance(keys, str):
+        _declared[name] = keys
+        return
+    known = _declared.get(name, {})
+    _declared[name] = {**(known if isinstance(known, dict) else {}), **keys}
+
+
+def set_command_line(option: str, values: Sequence[str]) -> None:
+    """Record the values of a repeatable command-line option (``--model``) for the plugins that
+    read it; the plugin host sets them in every process that loads plugins."""
+    _command_line[option] = tuple(values)
+
+
+def command_line(option: str) -> tuple[str, ...]:
+    """The values given to command-line option ``option`` in this command (empty if none)."""
+    return _command_line.get(option, ())
 
 
 def check(path: Path | None = None) -> None:
@@ -56,7 +77,9 @@ def check(path: Path | None = None) -> None:
         if name not in _declared:
             known = ", ".join(sorted(_declared)) or "none"
             _fail(path, [name], f"unknown section (known: {known}): fix the name or remove it")
-        _check_table(path, [name], found, _declared[name])
+        spec = _declared[name]
+        if isinstance(spec, dict):  # an ARRAY is checked by its reader
+            _check_table(path, [name], found, spec)
 
 
 def _check_table(path: Path, where: list[str], found: Any, spec: dict[str, Spec]) -> None:

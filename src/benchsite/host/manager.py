@@ -24,7 +24,8 @@ from typing import Any
 import pluggy
 
 from benchsite import hookspecs
-from benchsite.errors import PluginError, describe_exception
+from benchsite.errors import ConfigError, PluginError, describe_exception
+from benchsite.host import config
 from benchsite.version import __version__
 
 ENTRY_POINT_GROUP = "benchsite"
@@ -115,7 +116,8 @@ class Plugins:
         implements the hook under another name, through ``specname``, pluggy cannot leave it
         out of a subset: the implementations are then called directly, unwrapped). An implementation
         that raises is recorded with :meth:`fail` (raised when strict) and skipped, so one
-        broken plugin cannot take the others' results with it. The caller may change
+        broken plugin cannot take the others' results with it; a
+        :class:`benchsite.errors.ConfigError` (the user's settings are wrong) is raised. The caller may change
         ``arguments`` between two implementations (a ``prepare_*`` hook hands each
         implementation what the previous one returned): it is read afresh for every call."""
         arguments = {} if arguments is None else arguments
@@ -123,6 +125,8 @@ class Plugins:
         for impl in reversed(plain):  # pluggy calls the last of this list first
             try:
                 results = self._only(hook_name, impl, plain)(**arguments)
+            except ConfigError:  # the user's configuration or options: theirs to fix, one line
+                raise
             except Exception as exc:  # noqa: BLE001 - a broken plugin is reported, not fatal
                 problem = f"{hook_name} raised {describe_exception(exc)}"
                 self.reject(impl.plugin_name, problem, f"what its {hook_name} gives is left out")
@@ -155,9 +159,16 @@ def _wraps(impl: pluggy.HookImpl) -> bool:
 
 
 def load_plugins(
-    plugin_specs: Sequence[str] = (), *, strict: bool = False, quiet: bool = False
+    plugin_specs: Sequence[str] = (),
+    *,
+    strict: bool = False,
+    quiet: bool = False,
+    models: Sequence[str] = (),
 ) -> Plugins:
-    """Build a plugin manager with every plugin found; see the module docstring."""
+    """Build a plugin manager with every plugin found; see the module docstring. ``models``
+    are the ``--model`` values, kept for the plugins that read them
+    (:func:`benchsite.config.command_line`)."""
+    config.set_command_line("model", models)
     manager = pluggy.PluginManager(hookspecs.PROJECT)
     manager.add_hookspecs(hookspecs)
     plugins = Plugins(manager, plugin_specs=tuple(plugin_specs), strict=strict, quiet=quiet)

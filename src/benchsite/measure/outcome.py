@@ -9,7 +9,7 @@ runner adds where and by what it ran and stores the row. :class:`Status`
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 from benchsite._infra.status import Status
 
@@ -50,6 +50,15 @@ class Measured(TypedDict):
     sampling_passes: int
     device_median_s: float | None
     device_samples_s: list[float] | None
+    # a case measured in rounds (benchsite.measure.rounds): absent on one round's own columns
+    rounds: NotRequired[int]
+    round_medians_s: NotRequired[list[float]]
+    round_ci_low_s: NotRequired[list[float]]
+    round_ci_high_s: NotRequired[list[float]]
+    round_sizes: NotRequired[list[int]]
+    round_spread: NotRequired[float | None]
+    rounds_p: NotRequired[float | None]
+    reproducible: NotRequired[bool | None]
 
 
 @dataclass
@@ -65,6 +74,7 @@ class Outcome:
     world_size: int = 1
     ranks: list[dict[str, Any]] | None = None
     stored_elsewhere: bool = False  # a case of several nodes: the node of rank 0 stores it
+    case_s: float | None = None  # wall time in the worker, setup to teardown (not stored)
 
     def columns(self) -> dict[str, Any]:
         """The store columns this outcome fills."""

@@ -1,5 +1,7 @@
-"""``benchsite run``: plan every workload × parameter set × device, measure each case in a worker
-process, and store each result before the next case starts.
+"""``benchsite run``: plan every workload × parameter set × device, measure each case in rounds
+(round 1 of every case, then round 2 of every case in a fresh worker process, ...:
+:mod:`benchsite.measure.rounds`), and store each case's row after each of its rounds (the new row
+supersedes the case's previous one), so an interrupted run loses at most the round in flight.
 
 The pipeline reads top to bottom in :func:`run_benchmarks`; each stage is a short helper.
 """
@@ -27,6 +29,7 @@ from benchsite.measure import busy
 from benchsite.measure.distributed import launch as distributed
 from benchsite.measure.distributed.multinode import Nodes
 from benchsite.measure.outcome import Outcome, Status
+from benchsite.measure.rounds import RoundPolicy, Tracker
 from benchsite.measure.sampling import MeasureSettings
 from benchsite.measure.worker import CaseSpec, Worker, WorkerDied
 from benchsite.records import Device, Workload
@@ -40,9 +43,14 @@ PROFILES = {
     "quick": MeasureSettings(
         rel_ci=0.05, budget_s=0.6, min_samples=5, warmup_s=0.05, min_time_s=0.2
     ),
-    # why 2 s: docs/methodology.md ("Timing")
-    "full": MeasureSettings(budget_s=2.0),
+    # divided over the rounds (ROUNDS), each round warming up in its own process; why 1.8 s
+    # and 0.9 s (2 s and 1 s in one process before): docs/methodology.md ("Timing", "Rounds")
+    "full": MeasureSettings(budget_s=1.8, min_time_s=0.9, warmup_s=0.1),
 }
+ROUNDS = {"quick": RoundPolicy(3, 3, cheap_s=5.0), "full": RoundPolicy(3, 5, cheap_s=15.0)}
+PROFILES["models"] = PROFILES["full"]  # the full grids of the workloads tagged LARGE only
+ROUNDS["models"] = ROUNDS["full"]
+LARGE = "large-model"  # a workload tag: its full grid runs in the models profile, not in full
 DEFAULT_TIMEOUT_S = 600.0
 
 
@@ -63,6 +71,8 @@ class RunOptions:
     host: str | None = None
     labels: tuple[tuple[str, str], ...] = ()  # --label key=value, stored with every row
     nodes: Nodes | None = None  # distributed cases over several machines (--nnodes ...)
+    models: tuple[str, ...] = ()  # --model MODULE:FACTORY values (benchsite.toolkit.user_models)
+    rounds: int | None = None  # --rounds N: every case in exactly N rounds (default: profile's)
 
 
 @dataclass(frozen=True)
@@ -110,9 +120,10 @@ class RunReport:
     interrupted: bool = False
     workload_s: dict[str, float] = field(default_factory=dict)  # wall time spent per workload
 
-    def add(self, row: dict[str, Any], workload: str, seconds: float) -> None:
-        """Count a stored row and the time its case took."""
-        self.statuses[row["status"]] = self.statuses.get(row["status"], 0) + 1
+    def add(self, row: dict[str, Any], workload: str, seconds: float, final: bool = True) -> None:
+        """Count the time a case's round took, and its row's status once it is ``final``."""
+        if final:
+            self.statuses[row["status"]] = self.statuses.get(row["status"], 0) + 1
         self.workload_s[workload] = self.workload_s.get(workload, 0.0) + seconds
 
 
@@ -121,32 +132,65 @@ def run_benchmarks(options: RunOptions, reporter: Reporter | None = None) -> Run
     reporter = reporter or SilentReporter()
     host = options.host or socket.gethostname()
     store_check.preflight(options.results, host)  # store writable, host name fits: before any case
-    plugins = load_plugins(options.plugins, strict=options.strict)  # problems: a note each
+    plugins = load_plugins(options.plugins, strict=options.strict, models=options.models)
     config.check()  # a wrong benchsite.toml stops the run before anything is measured
     devices = select_devices(plugins, options.devices)  # hook: register_devices
     workloads = select_workloads(plugins, options.workloads)  # hook: register_workloads
     registry.collectors(plugins)  # hook: register_collectors, here for its problems: the
     # worker that uses the collectors is quiet (and with --strict a problem stops the run now)
     plan = plan_cases(workloads, devices, options.profile, options.nodes)
-    run_id, done, retry = _run_to_continue(options, host, plan)
+    tracker = Tracker(round_policy(options))
+    run_id, done, retry = _run_to_continue(options, host, plan, tracker)
     todo = [planned for planned in plan if (planned.device.name, planned.case_key) not in done]
     report = RunReport(run_id, host, options.results)
     reporter.started(run_id, len(plan), len(plan) - len(todo))
     machine = busy.check_before_run(reporter, options.profile)  # recorded per row
-    context = RunContext(options, plugins, run_id, host, reporter, machine)
+    context = RunContext(options, plugins, run_id, host, reporter, machine, tracker)
     folder = store.run_dir(options.results, host, run_id)
-    with locks.run_lock(folder), Worker(options.plugins) as worker:
+    with locks.run_lock(folder), Worker(options.plugins, options.models) as worker:
         store.tidy_run(folder)  # what a killed writer of this run left
         try:
-            for planned, row, seconds in measure_in_order(worker, todo, context):
-                failed = retry.get((planned.device.name, planned.case_key), ())
-                store.write_rows(options.results, host, run_id, [row], supersedes_rows=failed)
-                report.add(row, planned.workload.item.name, seconds)
-                reporter.case_finished(planned, row)
+            for planned, row, seconds in measure_in_rounds(worker, todo, context):
+                key = (planned.device.name, planned.case_key)
+                replaced = (*retry.pop(key, ()), *tracker.stored(key, row["row_id"]))
+                store.write_rows(options.results, host, run_id, [row], supersedes_rows=replaced)
+                final = not tracker.due(key)
+                report.add(row, planned.workload.item.name, seconds, final)
+                if final:
+                    reporter.case_finished(planned, row)
         except KeyboardInterrupt:
             report.interrupted = True
         store.compact_run(options.results, host, run_id)
     return report
+
+
+def round_policy(options: RunOptions) -> RoundPolicy:
+    """The rounds of ``options``' profile, or exactly ``--rounds`` of them."""
+    if options.rounds is not None:
+        if options.rounds < 1:
+            raise SelectionError(f"--rounds takes a whole number from 1, got {options.rounds}")
+        return RoundPolicy(options.rounds, options.rounds, cheap_s=None)
+    return ROUNDS.get(options.profile, RoundPolicy())
+
+
+def measure_in_rounds(
+    worker: Worker, todo: Sequence[PlannedCase], context: RunContext
+) -> Iterator[tuple[PlannedCase, dict[str, Any], float]]:
+    """Measure the plan round by round: every case still due in this round, in plan order, in
+    one worker process started for the round (:mod:`benchsite.measure.rounds`); yield each
+    case's row (its rounds so far) after each round."""
+    tracker = context.tracker
+    for index in range(tracker.policy.max_rounds):
+        due = [p for p in todo if tracker.due((p.device.name, p.case_key))]
+        if not due:
+            return
+        if index > 0:
+            worker.close()  # each round of a case in another process than its other rounds
+        if tracker.policy.max_rounds > 1:
+            context.reporter.notice(
+                f"round {index + 1}: {len(due)} cases, each in a fresh worker process"
+            )
+        yield from measure_in_order(worker, due, context)
 
 
 @dataclass(frozen=True)
@@ -159,6 +203,7 @@ class RunContext:
     host: str
     reporter: Reporter
     machine: dict[str, Any] = field(default_factory=dict)
+    tracker: Tracker = field(default_factory=lambda: Tracker(RoundPolicy(1, 1)))
 
 
 def measure_in_order(
@@ -204,6 +249,8 @@ def _measure_group(
         if outcome.stored_elsewhere:
             context.reporter.notice(f"{batch[index].case_key}: stored by the node of rank 0")
         else:
+            key = (batch[index].device.name, batch[index].case_key)
+            outcome = context.tracker.add(key, outcome, single=True)  # measured once
             yield batch[index], finish_row(batch[index], outcome, context), now - started
         started = now
         if index + 1 < len(batch):
@@ -251,21 +298,31 @@ def plan_cases(
     close together in time and a change in the machine does not bias their ratio; distributed
     workloads last, once per device kind (:func:`distributed.device_groups`)."""
     if profile not in PROFILES:
-        raise SelectionError(f"unknown profile {profile!r}: use quick or full")
+        raise SelectionError(f"unknown profile {profile!r}: use quick, full or models")
     single = [
         plan_case(registered, device, params)
         for registered in workloads
         if not registered.item.distributed
-        for params in registered.item.grid(profile)
+        for params in grid_of(registered.item, profile)
         for device in devices
     ]
     return single + [
         plan_case(registered, group.device, params, group)
         for registered in workloads
         if registered.item.distributed
-        for params in registered.item.grid(profile)
+        for params in grid_of(registered.item, profile)
         for group in distributed.device_groups(devices, params, nodes)
     ]
+
+
+def grid_of(workload: Workload, profile: str) -> list[dict[str, Any]]:
+    """The parameter sets of ``workload`` in ``profile``: a workload tagged :data:`LARGE` (a
+    well-known model whose full grid takes many minutes) runs its quick grid in ``full`` and
+    its full grid in ``models``, where no other workload runs."""
+    large = LARGE in workload.tags
+    if profile == "models":
+        return workload.grid("full") if large else []
+    return workload.grid("quick" if large and profile == "full" else profile)
 
 
 def plan_case(
@@ -286,20 +343,24 @@ def plan_case(
 
 
 def measure_planned(worker: Worker, planned: PlannedCase, context: RunContext) -> dict[str, Any]:
-    """The complete result row of one case measured in the worker, or of one the plan skips."""
+    """The complete result row of one round of a case measured in the worker (holding every
+    round of the case so far: :class:`benchsite.measure.rounds.Tracker`), or of one the plan
+    skips."""
     if planned.skip is not None:
         world_size = planned.group.world_size if planned.group is not None else 1
         outcome = Outcome(Status.SKIPPED, planned.skip, world_size=world_size)
     else:
         workload = planned.workload.item
-        spec = CaseSpec(
-            workload.name, planned.device.name, planned.params, _settings(context.options)
-        )
+        settings = context.tracker.policy.settings(_settings(context.options))
+        spec = CaseSpec(workload.name, planned.device.name, planned.params, settings)
         try:
             outcome = worker.run(spec, _timeout(planned, context.options))
         except WorkerDied as exc:
             outcome = Outcome(exc.status, str(exc))
-    return finish_row(planned, outcome, context)
+    key = (planned.device.name, planned.case_key)
+    seconds = outcome.case_s or 0.0  # setup and measurement in the worker, not its start
+    single = planned.skip is not None
+    return finish_row(planned, context.tracker.add(key, outcome, single, seconds), context)
 
 
 def _settings(options: RunOptions) -> MeasureSettings:
@@ -376,11 +437,28 @@ def _new_run_id() -> str:
 
 
 def _run_to_continue(
-    options: RunOptions, host: str, plan: Sequence[PlannedCase]
+    options: RunOptions, host: str, plan: Sequence[PlannedCase], tracker: Tracker
 ) -> tuple[str, frozenset[tuple[str, str]], dict[tuple[str, str], tuple[str, ...]]]:
-    """The run to write into, the (device, case) pairs it holds, and failed rows to replace."""
+    """The run to write into, the (device, case) pairs it holds that are done, and failed rows
+    to replace; a stored case that wants more rounds is continued (``tracker``)."""
     if not options.resume:
         return _new_run_id(), frozenset(), {}
     planned = [(p.device.name, p.case_key) for p in plan]
     found = resume.find_run(options.results, host, planned, options.profile, options.retry_failed)
-    return found.run_id, found.done, {key: (row,) for key, row in found.retry.items()}
+    unfinished = _unfinished(options.results, host, found.run_id, found.done, tracker)
+    retry = {key: (row,) for key, row in found.retry.items()}
+    return found.run_id, found.done - unfinished, retry
+
+
+def _unfinished(
+    results: Path, host: str, run_id: str, done: frozenset[tuple[str, str]], tracker: Tracker
+) -> frozenset[tuple[str, str]]:
+    """The stored cases of run ``run_id`` whose rows hold fewer rounds than they want."""
+    frame = store.read_results(results)
+    rows = frame[(frame["host"] == host) & (frame["run_id"] == run_id) & frame["rounds"].notna()]
+    unfinished = set()
+    for row in rows.to_dict("records"):
+        key = (str(row["device"]), str(row["case_key"]))
+        if key in done and tracker.resume(key, row):
+            unfinished.add(key)
+    return frozenset(unfinished)

@@ -13,6 +13,7 @@ import contextlib
 import multiprocessing
 import signal
 import statistics
+import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
@@ -23,7 +24,7 @@ from benchsite.errors import SkipCase, describe_exception
 from benchsite.host import registry, validation
 from benchsite.host.manager import load_plugins
 from benchsite.host.registry import Registered
-from benchsite.measure import lifeline
+from benchsite.measure import baseline, lifeline
 from benchsite.measure.outcome import Measured, Outcome, Status
 from benchsite.measure.sampling import Measurement, MeasureSettings, measure_case
 from benchsite.records import CollectorUnavailable, Device
@@ -53,8 +54,9 @@ class WorkerDied(Exception):
 class Worker:
     """A worker process, started lazily and replaced after it dies."""
 
-    def __init__(self, plugin_specs: tuple[str, ...]) -> None:
+    def __init__(self, plugin_specs: tuple[str, ...], models: tuple[str, ...] = ()) -> None:
         self.plugin_specs = plugin_specs
+        self.models = models  # --model values (benchsite.toolkit.user_models)
         self._process: multiprocessing.process.BaseProcess | None = None
         self._conn: Connection | None = None
 
@@ -71,7 +73,10 @@ class Worker:
         context = multiprocessing.get_context("spawn")
         parent, child = context.Pipe()
         self._process = context.Process(
-            target=serve, args=(child, self.plugin_specs), name="benchsite-worker", daemon=True
+            target=serve,
+            args=(child, self.plugin_specs, self.models),
+            name="benchsite-worker",
+            daemon=True,
         )
         self._process.start()
         child.close()
@@ -139,11 +144,11 @@ class WorkerState:
     reported: set[str] = field(default_factory=set)
 
 
-def serve(conn: Connection, plugin_specs: tuple[str, ...]) -> None:
+def serve(conn: Connection, plugin_specs: tuple[str, ...], models: tuple[str, ...] = ()) -> None:
     """Worker main loop: build the plugins, then answer case specs until told to stop."""
     signals.leave_interrupts_to_parent()
     lifeline.die_with_parent(_parent_pid())  # never outlive a killed run
-    plugins = load_plugins(plugin_specs, quiet=True)  # the parent reported any problem
+    plugins = load_plugins(plugin_specs, quiet=True, models=models)  # the parent reported any
     state = WorkerState(
         registry.workloads(plugins), registry.devices(plugins), registry.collectors(plugins)
     )
@@ -163,6 +168,8 @@ def execute(spec: CaseSpec, state: WorkerState) -> Outcome:
     device = state.devices[spec.device].item
     notices: list[str] = []
     _prepare_device(device, state)
+    baseline.start_case()  # what earlier cases left, freed; each case's memory measured from here
+    started = time.perf_counter()
     try:
         case = workload.setup(device, spec.params)
     except SkipCase as exc:
@@ -181,7 +188,9 @@ def execute(spec: CaseSpec, state: WorkerState) -> Outcome:
             with contextlib.suppress(Exception):
                 case.teardown()
     metrics = {**case.metrics, **out}
-    return _success(case, measurement, threads, metrics, notices)
+    outcome = _success(case, measurement, threads, metrics, notices)
+    outcome.case_s = time.perf_counter() - started
+    return outcome
 
 
 def _prepare_device(device: Device, state: WorkerState) -> None:

@@ -505,16 +505,25 @@ def headline_chart(frame: pd.DataFrame) -> alt.TopLevelMixin:
 def runs_chart(frame: pd.DataFrame) -> alt.TopLevelMixin:
     """Every run over time, one row per host; point size is the number of cases and colour says
     whether any case failed. Columns: host, run_id, started, cases, failed."""
-    data = frame[["host", "run_id", "started", "cases", "failed"]].assign(
+    started = frame["started"].dt.tz_convert("UTC")  # kept with its zone: read as UTC
+    data = frame[["host", "run_id", "cases", "failed"]].assign(
         outcome=(frame["failed"] > 0).map({True: "some cases failed", False: "all cases ok"}),
-        started=frame["started"].dt.tz_convert(None),
+        started=started,
+        when=started.dt.strftime("%Y-%m-%d %H:%M UTC"),
     )
     height = max(60, 28 * data["host"].nunique())
     return (
         alt.Chart(data, width=WIDTH, height=height)
         .mark_circle(opacity=0.8)
         .encode(
-            x=alt.X("started:T", title="started (UTC)"),
+            # a UTC scale, ticked on a 24-hour clock (Vega's default ticks are 12-hour,
+            # without am/pm, in the reader's own time zone)
+            x=alt.X(
+                "started:T",
+                title="started (UTC)",
+                scale=alt.Scale(type="utc"),
+                axis=alt.Axis(format="%b %d %H:%M", labelOverlap=True, tickCount=6),
+            ),
             y=alt.Y("host:N", title=None),
             size=alt.Size("cases:Q", title="cases"),
             color=alt.Color(
@@ -527,7 +536,7 @@ def runs_chart(frame: pd.DataFrame) -> alt.TopLevelMixin:
             tooltip=[
                 alt.Tooltip("host:N"),
                 alt.Tooltip("run_id:N"),
-                alt.Tooltip("started:T", format="%Y-%m-%d %H:%M"),
+                alt.Tooltip("when:N", title="started"),
                 alt.Tooltip("cases:Q"),
                 alt.Tooltip("failed:Q"),
             ],

@@ -55,7 +55,8 @@ class CaseRow(NamedTuple):
 
     ``rates`` holds every throughput the case declared (TFLOP/s, GB/s, items/s), ``metrics``
     its collectors' metrics as (name, value) pairs when the table shows them, ``error`` the
-    error text of a failed row (which then has no numbers)."""
+    error text of a failed row (which then has no numbers), ``notes`` what qualifies the
+    median in words (:func:`case_notes`: too few samples, host-bound, reruns' spread)."""
 
     row_id: str
     failed: bool
@@ -74,6 +75,7 @@ class CaseRow(NamedTuple):
     error: str
     run_href: str
     time: str
+    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -128,12 +130,18 @@ class FindingView:
     chart: ChartView | None = None
 
 
-def case_table(frame: pd.DataFrame, run_href: dict[str, str], metrics: bool = False) -> CaseTable:
+def case_table(
+    frame: pd.DataFrame,
+    run_href: dict[str, str],
+    metrics: bool = False,
+    reruns: pd.DataFrame | None = None,
+) -> CaseTable:
     """The case table of every row of ``frame`` (prepared results), in frame order, its values
     formatted and HTML-escaped a column at a time; with ``metrics``, each row's collector
     metrics too. Escaped here, each distinct value once (hosts, devices, parameters repeat from
     row to row), and written by the template as they are: a big store's run pages hold 100,000
-    rows, and Jinja escaping ~14 values a row took ~1.5 CPU-s more."""
+    rows, and Jinja escaping ~14 values a row took ~1.5 CPU-s more. With ``reruns``
+    (:func:`benchsite.tables.reruns.rerun_spread`), each case's spread over runs is noted."""
     if frame.empty:
         return CaseTable([], metrics)
     status = _objects(frame["status"]).astype(str)
@@ -149,6 +157,7 @@ def case_table(frame: pd.DataFrame, run_href: dict[str, str], metrics: bool = Fa
         _html(_errors(frame)),
         _html(run_href.get(str(run), "") for run in _objects(frame["run_id"])),
         minute_texts(frame["timestamp"]),
+        case_notes(frame, shown, reruns),
         strict=False,  # the metrics column repeats when not shown
     )
     return CaseTable([CaseRow(*values) for values in columns], metrics)
@@ -189,6 +198,57 @@ def _timing_texts(frame: pd.DataFrame, shown: np.ndarray) -> list[list[Any]]:
         np.where(shown, ci, dash).tolist(),
         np.where(shown, seconds_texts(_floats(frame["iqr_s"])), dash).tolist(),
         np.where(shown, np.array(samples, dtype=object), dash).tolist(),
+    ]
+
+
+FEW_SAMPLES = 6  # fewer: no order-statistic pair brackets the median with 95% confidence
+
+
+def case_notes(
+    frame: pd.DataFrame, shown: np.ndarray, reruns: pd.DataFrame | None = None
+) -> list[tuple[str, ...]]:
+    """What qualifies each shown median, in words (escaped): ``n = 3`` where the samples are
+    too few for a 95% interval (the interval is then their range, with the coverage said);
+    the GPU's own time where the host's launch rate sets the time (the ``host-bound`` flag);
+    the case's spread over reruns on the same hardware model."""
+    from benchsite.stats import interval_coverage
+
+    counts = _floats(frame["n_samples"]) if "n_samples" in frame else np.full(len(frame), np.nan)
+    device = _floats(frame["device_median_s"]) if "device_median_s" in frame else counts * np.nan
+    spread = _spread_texts(frame, reruns)
+    notes = []
+    for at, flags in enumerate(frame["flags"]):
+        found = []
+        n = counts[at]
+        if shown[at] and n == n and n < FEW_SAMPLES:
+            found.append(
+                f"n = {int(n)}: the interval is the range of the samples, which holds "
+                f"the median {interval_coverage(int(n)):.0%} of the time"
+            )
+        if shown[at] and "host-bound" in flags and device[at] == device[at]:
+            found.append(
+                f"host-bound: the GPU's own time is {seconds_texts(device[at : at + 1])[0]}"
+                "; the host's launch rate sets this time, and speedups use it"
+            )
+        if shown[at] and spread[at]:
+            found.append(spread[at])
+        notes.append(tuple(escape(text) for text in found))
+    return notes
+
+
+def _spread_texts(frame: pd.DataFrame, reruns: pd.DataFrame | None) -> list[str]:
+    """``9.1 µs – 24 µs over 3 runs`` for each row whose case has a rerun spread."""
+    if reruns is None or reruns.empty or frame.empty:
+        return [""] * len(frame)
+    from benchsite.tables.reruns import CASE
+
+    keys = frame[CASE].assign(device_model=frame["device_model"].fillna("").astype(str))
+    found = keys.merge(reruns, on=CASE, how="left")
+    low, high = _floats(found["low_s"]), _floats(found["high_s"])
+    lows, highs = seconds_texts(low), seconds_texts(high)
+    return [
+        f"{lows[at]} – {highs[at]} over {int(runs)} runs" if low[at] == low[at] else ""
+        for at, runs in enumerate(found["runs"].to_numpy(object))
     ]
 
 

@@ -82,7 +82,7 @@ Folder = (
     Path | RemotePath
 )  # a local folder, or a prefix of an object store (benchsite.store.remote)
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 SUPERSEDES_KEY = b"benchsite.supersedes"
 
 _F64 = pa.float64()
@@ -147,6 +147,15 @@ SCHEMA = pa.schema(
         ("device_samples_s", pa.list_(_F64)),
         # what the user said about the run: `benchsite run --label key=value`
         ("labels", pa.string()),
+        # rounds: the case measured in several worker processes (docs/results-schema.md)
+        ("rounds", pa.int64()),
+        ("round_medians_s", pa.list_(_F64)),
+        ("round_ci_low_s", pa.list_(_F64)),
+        ("round_ci_high_s", pa.list_(_F64)),
+        ("round_sizes", pa.list_(pa.int64())),
+        ("round_spread", _F64),
+        ("rounds_p", _F64),
+        ("reproducible", pa.bool_()),
     ]
 )
 JSON_COLUMNS = ("params", "ranks", "metrics", "device_info", "environment", "labels")

@@ -1,7 +1,8 @@
 """One writer per run: the lock file ``.lock`` in the run's folder (:mod:`benchsite._infra.lock`).
 
-A lock left by a killed run is taken over by the next one; the file is never deleted (deleting
-a lock file races with the next taker) and readers ignore it. An object store offers no lock:
+A lock left by a killed or interrupted run is taken over by the next one, and readers ignore
+it; a run that ends cleanly removes it (so it does not land in a store that is committed or
+synced). An object store offers no lock:
 there the run's unique id keeps its one writer (see :mod:`benchsite.store.parts`).
 """
 
@@ -26,7 +27,7 @@ def run_lock(folder: Path | RemotePath) -> Iterator[None]:
         yield
         return
     folder.mkdir(parents=True, exist_ok=True)
-    with lock.exclusive(folder / LOCK_NAME, lambda pid: _refused(folder, pid)):
+    with lock.exclusive(folder / LOCK_NAME, lambda pid: _refused(folder, pid), remove=True):
         yield
 
 

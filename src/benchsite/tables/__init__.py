@@ -35,6 +35,10 @@ recomputes a number defined here.
 - :attr:`Tables.small_hosts`: CPU-only hosts smaller than a GPU host beside them (a CI runner).
 - :attr:`Tables.byte_sized`: the workloads whose ``size`` counts bytes (shown as KiB, MiB, GiB).
 - :attr:`Tables.answers`: the one-screen answer per workload (:mod:`benchsite.tables.answers`).
+- :attr:`Tables.reruns`: each case's spread (lowest and highest run median, how many runs) over
+  the runs of its device model (:mod:`benchsite.tables.reruns`).
+- :attr:`Tables.bandwidth_shares`: each memory-bound case's GB/s as a share of its device's
+  measured memory bandwidth (:mod:`benchsite.tables.bandwidth`).
 """
 
 from __future__ import annotations
@@ -49,12 +53,14 @@ import pandas as pd
 from benchsite.records import Flag
 from benchsite.tables import (
     answers,
+    bandwidth,
     compare,
     curves,
     effects,
     fold,
     inventory,
     leaderboard,
+    reruns,
     speedups,
 )
 from benchsite.tables.answers import PLAIN
@@ -118,7 +124,8 @@ TABLE_GROUPS = (
     ("speedups", "crossovers", "headline", "suspect_headlines"),
     ("precision_gains",),
     ("run_comparison",),
-    ("runs", "devices", "peaks"),
+    ("runs", "devices", "peaks", "reruns"),
+    ("bandwidth_shares",),
 )
 EVERY_TABLE = tuple(name for group in TABLE_GROUPS for name in group)
 
@@ -226,6 +233,10 @@ class Tables:
         return inventory.peaks(self.rows, self.not_a_peak_flags)
 
     @functools.cached_property
+    def bandwidth_shares(self) -> pd.DataFrame:
+        return bandwidth.bandwidth_shares(self.ok, self.not_a_peak_flags)
+
+    @functools.cached_property
     def answers(self) -> pd.DataFrame:
         return answers.answers(self.speedups, self.crossovers, self.small_hosts)
 
@@ -248,6 +259,11 @@ class Tables:
     @functools.cached_property
     def runs(self) -> pd.DataFrame:
         return inventory.runs(self.rows)
+
+    @functools.cached_property
+    def reruns(self) -> pd.DataFrame:
+        """Each case's spread over the runs of its device model (:mod:`.reruns`)."""
+        return reruns.rerun_spread(self.rows)
 
     @functools.cached_property
     def leaderboard(self) -> pd.DataFrame:

@@ -18,20 +18,28 @@ significantly slower case whose ratio exceeds 1 + threshold (asv's ``continuous`
 (:func:`run_comparison`: each run against the previous run of its host) the site uses 5%: the
 Runs pages, the history finding and the overview read these verdicts and no other.
 ``same_hardware`` says whether the two rows' devices share a hardware fingerprint.
+Given the store's run medians (:func:`benchsite.tables.reruns.run_medians`), a case whose NEW
+median lies within what other runs of it on the same device model gave
+(:func:`benchsite.tables.reruns.within_spread`, ``within_reruns``) is ``same``: reruns of
+that hardware differ that much anyway.
 """
 
 from __future__ import annotations
 
 import functools
 import itertools
+import math
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from benchsite.errors import SelectionError
+from benchsite.tables import reruns
 from benchsite.tables.rows import current
 from benchsite.tables.speedups import from_medians_where_no_samples, ratio_intervals
+from benchsite.units import format_seconds
 
 __all__ = [  # public: docs/toolkit.md
     "REGRESSION",
@@ -77,6 +85,8 @@ COLUMNS = [
     "run_base",
     "run_new",
     "same_hardware",
+    "case_key",
+    "within_reruns",
 ]
 KINDS = ("host", "run", "model")
 # the columns a side keeps: a comparison moves these through merges, not the store's seventy
@@ -230,14 +240,22 @@ def _model_key(frame: pd.DataFrame) -> list[str]:
     return ["case_key", "world_size"] if not frame.empty else []
 
 
-def compare(base: Side, new: Side, slower_than: float | None = None) -> pd.DataFrame:
+def compare(
+    base: Side,
+    new: Side,
+    slower_than: float | None = None,
+    medians: pd.DataFrame | None = None,
+) -> pd.DataFrame:
     """One row per case measured on both sides (see the module docstring), slowest first. With
     ``slower_than``, only the cases whose median ratio exceeds 1 + it: the only ones that can be
-    regressions beyond that threshold, and far fewer intervals to draw in a big store."""
-    return compared(matched(base, new), slower_than)
+    regressions beyond that threshold, and far fewer intervals to draw in a big store. With
+    ``medians`` (the store's run medians), a case inside its reruns' spread is ``same``."""
+    return compared(matched(base, new), slower_than, medians)
 
 
-def compared(merged: pd.DataFrame, slower_than: float | None = None) -> pd.DataFrame:
+def compared(
+    merged: pd.DataFrame, slower_than: float | None = None, medians: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """:func:`compare` of the cases :func:`matched` found."""
     if slower_than is not None:
         merged = merged[merged["median_s"] > merged["median_s_base"] * (1 + slower_than)]
@@ -245,7 +263,11 @@ def compared(merged: pd.DataFrame, slower_than: float | None = None) -> pd.DataF
         return pd.DataFrame(columns=COLUMNS)
     pairs = list(zip(merged["samples_s"], merged["samples_s_base"], strict=True))
     intervals = from_medians_where_no_samples(merged, ratio_intervals(pairs), "", "_base")
-    return _table(merged, intervals).sort_values("ratio", ascending=False, kind="stable")
+    table = _table(merged, intervals)
+    if medians is not None:
+        within = reruns.within_spread(table, medians)
+        table = table.assign(within_reruns=within, change=np.where(within, "same", table["change"]))
+    return table.sort_values("ratio", ascending=False, kind="stable")
 
 
 def matched(base: Side, new: Side) -> pd.DataFrame:
@@ -305,6 +327,8 @@ def _table(merged: pd.DataFrame, intervals: list[tuple[float, float, float]]) ->
             "same_hardware": (
                 merged["fingerprint"].astype(str) == merged["fingerprint_base"].astype(str)
             ).to_numpy(bool),
+            "case_key": text("case_key"),
+            "within_reruns": np.zeros(len(merged), dtype=bool),
         }
     )
 
@@ -324,16 +348,79 @@ def regressions(table: pd.DataFrame, threshold: float) -> pd.DataFrame:
     return table[verdicts(table, threshold) == "regression"]
 
 
-def parse_threshold(text: str) -> float:
-    """``5%`` or ``0.05`` → 0.05; anything else is a :class:`SelectionError`."""
-    raw = text.strip()
+@dataclass(frozen=True)
+class Threshold:
+    """How much slower a case may get before the gate counts it: a share of BASE's median
+    (``share``, 0.05 for ``5%``) or a time (``seconds``, 0.002 for ``2ms``)."""
+
+    share: float | None = None
+    seconds: float | None = None
+
+    def exceeded(self, table: pd.DataFrame) -> np.ndarray:
+        """Whether each compared case's NEW median is beyond BASE's by more than this."""
+        new, base = table["median_new_s"].to_numpy(float), table["median_base_s"].to_numpy(float)
+        if self.seconds is not None:
+            return new - base > self.seconds
+        return table["ratio"].to_numpy(float) > 1 + (self.share or 0.0)
+
+    def __str__(self) -> str:
+        if self.seconds is not None:
+            return format_seconds(self.seconds)
+        return f"{(self.share or 0.0) * 100:g}%"
+
+
+TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0}
+
+
+def parse_threshold(text: str) -> Threshold:
+    """``5%`` → a share of 0.05, ``1.5x`` → a share of 0.5 (NEW over 1.5 times BASE), ``2ms``
+    (``ns``, ``us``, ``ms``, ``s``) → 2 ms more than BASE; a bare number, which reads either as
+    a percentage or as a fraction, or anything else is a :class:`SelectionError`."""
+    found = re.fullmatch(r"([0-9.eE+-]*?)([a-zµ%]*)", text.strip().replace(" ", ""))
+    number, unit = found.groups() if found else ("", "?")
     try:
-        value = float(raw[:-1]) / 100 if raw.endswith("%") else float(raw)
+        value = float(number)
     except ValueError:
-        value = -1.0
-    if not 0 <= value < 10:
-        raise SelectionError(f"--fail-on-regression takes a percentage like 5%, got {text!r}")
-    return value
+        value = math.nan
+    if not unit and math.isfinite(value):
+        raise SelectionError(
+            f"--fail-on-regression {text} has no unit: write {value:g}% for a slowdown of "
+            f"{value:g} percent, or {value * 100:g}% for one of {value * 100:g} percent (what "
+            f"a bare {value:g} meant before), or a time such as 2ms"
+        )
+    if unit == "%" and 0 <= value:
+        return Threshold(share=value / 100)
+    if unit == "x" and 1 <= value:
+        return Threshold(share=value - 1)
+    if unit in TIME_UNITS and 0 <= value:
+        return Threshold(seconds=value * TIME_UNITS[unit])
+    raise SelectionError(
+        f"--fail-on-regression takes a slowdown like 5% (a share of BASE's time), 1.5x "
+        f"(a ratio) or 2ms (a time), got {text!r}"
+    )
+
+
+def gate_verdicts(table: pd.DataFrame, threshold: Threshold, strict: bool = False) -> np.ndarray:
+    """The regression gate's verdict of each compared case: ``regression`` when it is
+    significantly slower (its interval above 1) by more than ``threshold``; ``inconclusive``
+    when it would be one but rests on a suspect row of either side (``suspect``: a flag
+    registered as suspect, :mod:`benchsite.tables.flags`, the validity the site shows), unless
+    ``strict``; ``improvement`` when significantly faster by more than it (a share) or by
+    more than it (a time); else ``unchanged``."""
+    change = table["change"].to_numpy()
+    beyond = threshold.exceeded(table)
+    slower = (change == "slower") & beyond
+    suspect = table["suspect"].to_numpy(bool) & (not strict)
+    if threshold.seconds is not None:
+        gained = table["median_base_s"].to_numpy(float) - table["median_new_s"].to_numpy(float)
+        faster = (change == "faster") & (gained > threshold.seconds)
+    else:
+        faster = (change == "faster") & (table["ratio"].to_numpy(float) < 1 - threshold.share)
+    return np.select(
+        [slower & suspect, slower, faster],
+        ["inconclusive", "regression", "improvement"],
+        "unchanged",
+    )
 
 
 def hardware_groups(rows: pd.DataFrame) -> dict[str, list[str]]:
@@ -439,7 +526,8 @@ def run_comparison(rows: pd.DataFrame, threshold: float = REGRESSION) -> RunComp
     base = ok[is_base].assign(pair=run[is_base] * case_count + case[is_base])
     both = new.merge(base, on="pair", suffixes=("", "_base"))
     moved = both["median_s"] / both["median_s_base"]
-    cases = compared(both[((moved > 1 + threshold) | (moved < 1 - threshold)).to_numpy(bool)])
+    moved_much = ((moved > 1 + threshold) | (moved < 1 - threshold)).to_numpy(bool)
+    cases = compared(both[moved_much], medians=reruns.run_medians(rows))
     cases = cases.assign(verdict=verdicts(cases, threshold))
     counts = cases.groupby(["run_new", "verdict"]).size()
     compared_cases = both.groupby("run_id", observed=True).size()

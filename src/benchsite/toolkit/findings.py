@@ -24,6 +24,7 @@ from benchsite.records import (
     precision_of,
     without,
 )
+from benchsite.stats import HOST_BOUND_SHARE, host_bound
 from benchsite.units import (  # noqa: F401 - short_answer: the analyses' import place
     SHORT_BULLETS,
     faster_or_slower,
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ACCELERATOR_KINDS",
     "BOOLEAN_WORDS",
+    "HOST_BOUND_SHARE",
     "PEAK_METRIC",
     "RUN_GPU",
     "TECHNIQUES",
@@ -61,6 +63,7 @@ __all__ = [
     "device_words",
     "faster",
     "finding",
+    "host_bound",
     "host_order",
     "info_value",
     "is_accelerator",

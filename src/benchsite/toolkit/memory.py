@@ -5,6 +5,12 @@ a worker that runs many cases. On Linux the kernel's own peak (``VmHWM`` in
 ``/proc/self/status``) can be reset by writing ``5`` to ``/proc/self/clear_refs``: exact, and
 free while the case runs. Where that is not possible a background thread samples the RSS with
 ``psutil`` instead (a short peak between two samples can then be missed).
+
+A worker process serves many cases, so a figure is the case's own only when measured against
+the worker's state just before the case was set up: :func:`case_baseline` is that state
+(:mod:`benchsite.measure.baseline`, which the worker runs before every case's setup: the
+previous case's garbage collected, freed memory handed back to the system, the CUDA caching
+allocator's cache released); the memory collector reports its peaks above it.
 """
 
 from __future__ import annotations
@@ -12,8 +18,17 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+from benchsite.measure.baseline import (
+    Baseline,
+    case_baseline,
+    current_rss_bytes,
+    release_free_memory,
+)
+
 __all__ = [
+    "Baseline",
     "PeakRss",
+    "case_baseline",
     "current_rss_bytes",
     "kernel_peak_bytes",
     "release_free_memory",
@@ -22,25 +37,6 @@ __all__ = [
 
 _STATUS = Path("/proc/self/status")
 _CLEAR_REFS = Path("/proc/self/clear_refs")
-
-
-def current_rss_bytes() -> int:
-    """Resident memory of this process now."""
-    import psutil
-
-    return int(psutil.Process().memory_info().rss)
-
-
-def release_free_memory() -> None:
-    """Hand memory that is freed but still held by the C allocator back to the system
-    (glibc's ``malloc_trim``), so the RSS falls back to what is really in use; a no-op
-    elsewhere."""
-    try:
-        import ctypes
-
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):
-        pass
 
 
 def reset_kernel_peak() -> bool:

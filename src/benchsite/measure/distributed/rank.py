@@ -27,7 +27,7 @@ from benchsite._infra import atomic
 from benchsite.errors import SkipCase
 from benchsite.host import registry
 from benchsite.host.manager import load_plugins
-from benchsite.measure import lifeline
+from benchsite.measure import baseline, lifeline
 from benchsite.measure.distributed.launch import merge_rules
 from benchsite.measure.distributed.sampling import agree_over_group
 from benchsite.measure.outcome import Outcome, Status
@@ -120,6 +120,7 @@ def _measure_here(spec: dict[str, Any], rank: int, device: Any, state: WorkerSta
     notices: list[str] = []
     about = {"rank": rank, "device": device.name, "host": socket.gethostname(), "pid": os.getpid()}
     workload = state.workloads[spec["workload"]].item
+    baseline.start_case()  # each case's memory measured from here
     try:
         case = workload.setup(device, spec["params"])
     except SkipCase as exc:
