@@ -32,7 +32,7 @@
   // panels of a faceted chart go one under another, legends go below, and each view takes the
   // column's width, axes included: no data is off-screen and no text is shrunk to fit.
   var NARROW = 600; // px: a chart container narrower than this gets the narrow layout
-  var AXIS = 80; // px: what a panel's y axis (labels and title) takes beside it
+  var AXIS = 100; // px: what a panel's y axis (labels with their units, title) takes beside it
   var MIN_PANEL = 120; // px
 
   function narrowed(spec, width) {

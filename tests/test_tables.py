@@ -55,7 +55,7 @@ def test_blocks_are_consecutive_samples_wrapping_around():
     assert (steps[:, 0] == 1).all()  # block length 2: each resample starts with a pair
 
 
-def test_a_suspect_pair_is_never_the_best_case_nor_the_headline(tmp_path):
+def test_a_noisy_pair_stays_the_headline_with_its_wider_interval(tmp_path):
     rows = [
         row("mlp-train", device, median, {"batch": b})
         for b in (1, 16, 256)
@@ -64,17 +64,36 @@ def test_a_suspect_pair_is_never_the_best_case_nor_the_headline(tmp_path):
     results = frame(rows, tmp_path)
     noisy = set(results[(results["device"] == "cuda:0") & (results["axis_value"] == 256)]["row_id"])
     tables = Tables.of(_flagged(results, noisy, "noisy"))
+    pairs = tables.speedups.set_index("axis_value")
+    assert not pairs["suspect"].any() and pairs.loc[256.0, "uncertain"] == ("noisy",)
+    plain, flagged = pairs.loc[16.0], pairs.loc[256.0]
+    # the noisy row's samples spread ±5% (10th to 90th percentile ±4%): the interval says so
+    assert flagged["high"] / flagged["low"] > 1.05 > plain["high"] / plain["low"]
+    assert tables.headline["axis_value"].tolist() == [256.0] and tables.suspect_headlines.empty
+    (found,) = speedup_findings(tables)
+    assert found.numbers["best_speedup"] == pytest.approx(256.0)
+    assert list(tables.suspect["row_id"]) == []
+
+
+def test_an_above_peak_pair_is_never_the_best_case_nor_the_headline(tmp_path):
+    rows = [
+        row("mlp-train", device, median, {"batch": b})
+        for b in (1, 16, 256)
+        for device, median in (("cpu", 1e-3 * b), ("cuda:0", 1e-3))
+    ]
+    results = frame(rows, tmp_path)
+    wrong = set(results[(results["device"] == "cuda:0") & (results["axis_value"] == 256)]["row_id"])
+    tables = Tables.of(_flagged(results, wrong, "above-peak"))
     suspect = tables.speedups[tables.speedups["suspect"]]
-    assert suspect["reasons"].tolist() == [("noisy",)]
-    # no smaller size stands in for the suspect largest one: no headline, shown as suspect
+    assert suspect["reasons"].tolist() == [("above-peak",)]
+    # no smaller size stands in for the wrong largest one: no headline, shown as suspect
     assert tables.headline.empty
     assert tables.suspect_headlines["axis_value"].tolist() == [256.0]
     (found,) = speedup_findings(tables)
     assert found.numbers["best_speedup"] == pytest.approx(16.0)
     assert "Suspect, not used above — batch 256: 256×" in found.explanation
-    assert "(flagged noisy)" in found.explanation
-    assert list(tables.suspect["row_id"]) == list(noisy)
-    assert not set(tables.usable["row_id"]) & noisy
+    assert list(tables.suspect["row_id"]) == list(wrong)
+    assert not set(tables.usable["row_id"]) & wrong
 
 
 def test_superlinear_thread_scaling_is_suspect(tmp_path):
@@ -120,7 +139,7 @@ def test_an_analysis_that_names_a_group_is_warned_and_still_runs(tmp_path):
     )
 
 
-def test_an_answer_passes_over_a_flagged_largest_size_and_stands_on_no_flagged_one(tmp_path):
+def test_an_answer_stands_on_a_noisy_largest_size_and_passes_over_a_wrong_one(tmp_path):
     rows = [
         row("mlp-train", device, median, {"batch": batch})
         for batch in (16, 256, 4096)
@@ -129,10 +148,17 @@ def test_an_answer_passes_over_a_flagged_largest_size_and_stands_on_no_flagged_o
     gpu = {r["params"]["batch"]: r["row_id"] for r in rows if r["device"] == "cuda:0"}
     results = frame(rows, tmp_path)
     (answer,) = Tables.of(_flagged(results, {gpu[4096]}, "noisy")).answers.itertuples()
-    assert (answer.at_size, answer.largest, answer.largest_reasons) == (256.0, 4096.0, ("noisy",))
-    assert answer.speedup == pytest.approx(2.56, rel=0.05)
-    (answer,) = Tables.of(_flagged(results, set(gpu.values()), "noisy")).answers.itertuples()
-    assert answer.largest_reasons == ("noisy",) and np.isnan(answer.speedup)  # none stands
+    assert (answer.at_size, answer.uncertain, answer.largest_reasons) == (4096.0, ("noisy",), ())
+    assert answer.speedup == pytest.approx(40.96, rel=0.05)
+    assert answer.cpu_median_s == pytest.approx(0.04096) and answer.gpu_median_s == 1e-3
+    (answer,) = Tables.of(_flagged(results, {gpu[4096]}, "above-peak")).answers.itertuples()
+    assert (answer.at_size, answer.largest, answer.largest_reasons) == (
+        256.0,
+        4096.0,
+        ("above-peak",),
+    )
+    (answer,) = Tables.of(_flagged(results, set(gpu.values()), "above-peak")).answers.itertuples()
+    assert answer.largest_reasons == ("above-peak",) and np.isnan(answer.speedup)  # none stands
 
 
 def test_tables_worked_out_side_by_side_are_those_worked_out_one_after_another():
@@ -160,19 +186,24 @@ def test_tables_worked_out_side_by_side_are_those_worked_out_one_after_another()
 
 
 def test_a_flag_means_what_the_plugin_that_registers_it_says(tmp_path):
-    """The tables name no flag: ``noisy`` is suspect because the validity plugin registers it
-    so (the default, the installed plugins' flags); given other flags, other codes count."""
+    """The tables name no flag: ``above-peak`` is suspect and ``noisy`` uncertain because the
+    validity plugin registers them so (the default, the installed plugins' flags); given other
+    flags, other codes count."""
     results = frame([row("matmul", "cpu", 1e-3, {"size": 64})], tmp_path)
+    wrong = _flagged(results, set(results["row_id"]), "above-peak")
+    assert Tables.of(wrong).suspect["reasons"].tolist() == [("above-peak",)]
+    assert "above-peak" in Tables.of(wrong).suspect_flags
     noisy = _flagged(results, set(results["row_id"]), "noisy")
-    assert Tables.of(noisy).suspect["reasons"].tolist() == [("noisy",)]
-    assert {"noisy", "unstable", "busy", "above-peak"} <= Tables.of(noisy).suspect_flags
+    assert Tables.of(noisy).suspect.empty and Tables.of(noisy).ok["uncertain"].tolist() == [
+        ("noisy",)
+    ]
     mine = [Flag("noisy", "only a remark here"), Flag("odd", "odd", suspect=True)]
-    assert Tables.of(noisy, mine).suspect.empty and not Tables.of(noisy, mine).usable.empty
+    assert Tables.of(noisy, mine).ok["uncertain"].tolist() == [()]  # no longer widened
     odd = _flagged(results, set(results["row_id"]), "odd")
     assert Tables.of(odd, mine).usable.empty and Tables.of(odd).suspect.empty
     with pytest.warns(DeprecationWarning, match="SUSPECT_FLAGS"):
         from benchsite.tables import SUSPECT_FLAGS  # the 0.2 snapshots' name still reads
-    assert "noisy" in SUSPECT_FLAGS
+    assert "above-peak" in SUSPECT_FLAGS and "noisy" not in SUSPECT_FLAGS  # noisy: uncertain
 
 
 def test_a_rate_flagged_not_a_peak_stands_only_where_nothing_else_was_measured(tmp_path):

@@ -15,23 +15,27 @@ from typing import TYPE_CHECKING, Any
 from benchsite import Analysis, Finding, hookimpl
 from benchsite.toolkit.findings import (
     RUN_GPU,
+    UNCLEAR,
     answered,
     by_host,
     bytes_text,
     case_text,
     case_words,
+    crossover_case,
     describe_crossover,
     device_label,
     host_order,
     is_accelerator,
+    left_out_text,
+    median_of,
     memory_change,
     memory_saved,
     percent,
     ratio,
     ratio_ci,
-    reasons_text,
     rows_of,
     short_answer,
+    side_of,
     speedups_of,
     technique_table,
     unanswered,
@@ -120,52 +124,53 @@ def up_to_50x(tables: Tables, findings: list[Finding]) -> Finding:
 
 def cpu_for_small(tables: Tables, findings: list[Finding]) -> Finding:
     claim = "CPUs are better for small models and small batches."
-    swept = [c for c in tables.crossovers.itertuples() if not c.include_transfer]
-    items = [c for c in swept if not c.suspect]
+    items = [c for c in tables.crossovers.itertuples() if not c.suspect]
     if not items:
         return untested("cpu-small", claim, RUN_GPU)
-    cpu_first = [c for c in items if c.outcome in ("crosses", "cpu-always")]
+    sides = {id(c): side_of(*c.first_interval) for c in items}
+    clear = [c for c in items if sides[id(c)] != "unclear"]
+    cpu_first = [c for c in clear if sides[id(c)] == "slower"]
+    gpu_first = [c for c in clear if sides[id(c)] == "faster"]
     evidence = [r for c in items for r in c.evidence]
     sized = tables.byte_sized
     lines = [
         describe_crossover(c, c.workload in sized)
-        for c in sorted(items, key=lambda c: c.outcome == "gpu-always")
+        for c in sorted(clear, key=lambda c: sides[id(c)] == "faster")
     ]
-    left_out = "\n".join(
-        f"- Left out, {reasons_text(c.reasons)}: {describe_crossover(c, c.workload in sized)}"
-        for c in swept
-        if c.suspect
+    unclear = [c for c in items if sides[id(c)] == "unclear"]
+    left = "\n".join(
+        f"- Left out ({UNCLEAR} at the smallest size): {describe_crossover(c, c.workload in sized)}"
+        for c in unclear
     )
-    if len(cpu_first) == len(items):
-        return verdict(
-            "cpu-small",
-            claim,
-            "supported",
-            "in every swept workload the CPU wins at the smallest measured size.",
-            evidence,
-            left_out,
-            lines,
+    if not clear:
+        v, text = "depends", f"no swept workload is clear at its smallest size: {UNCLEAR}."
+    elif not gpu_first:
+        v, text = "supported", "in every swept workload the CPU wins at the smallest measured size."
+    elif not cpu_first:
+        v = "contradicted"
+        text = "the GPU wins even at the smallest measured size of every swept workload."
+    else:
+        v = "depends"
+        text = (
+            f"on the workload: at its smallest measured size the CPU wins {_series(cpu_first)}; "
+            f"the GPU wins {_series(gpu_first)}."
         )
-    if not cpu_first:
-        return verdict(
-            "cpu-small",
-            claim,
-            "contradicted",
-            "the GPU wins even at the smallest measured size of every swept workload.",
-            evidence,
-            left_out,
-            lines,
+    if unclear:
+        text += f" {plural(len(unclear), 'series', 'series')} left out: {UNCLEAR} there."
+    return verdict("cpu-small", claim, v, text, evidence, left, lines)
+
+
+def _series(crossings: list[Any]) -> str:
+    """``copy, matmul (fp32), matmul (fp32, with copies)``: each crossover's workload and
+    case, in words."""
+    names = []
+    for c in crossings:
+        case = crossover_case(c)
+        case = ", ".join(
+            part for part in (case, "with copies" if c.include_transfer else "") if part
         )
-    names = ", ".join(sorted({c.workload for c in cpu_first}))
-    return verdict(
-        "cpu-small",
-        claim,
-        "depends",
-        f"on the workload: the CPU wins small cases of {names}, but not of the others.",
-        evidence,
-        left_out,
-        lines,
-    )
+        names.append(f"{c.workload} ({case})" if case else str(c.workload))
+    return ", ".join(sorted(dict.fromkeys(names)))
 
 
 def max_batches(findings: list[Finding]) -> list[dict[str, Any]]:
@@ -216,8 +221,8 @@ def cpu_no_memory_limit(tables: Tables, findings: list[Finding]) -> Finding:
             [str(row.row_id)],
         )
     parts = [
-        f"{d['max_batch']:,.0f} on the {d['label']} of {d['host']} ({d['case']}, within "
-        f"a {bytes_text(d['limit_bytes'])} budget)"
+        f"{d['max_batch']:,.0f} samples on the {d['label']} of {d['host']} ({d['case']}, "
+        f"within a {bytes_text(d['limit_bytes'])} budget)"
         for d in cpu
     ]
     return verdict(
@@ -237,7 +242,7 @@ def gpu_memory_limits(tables: Tables, findings: list[Finding]) -> Finding:
     ooms = list(current["row_id"][current["status"] == "oom"])
     if gpu:  # the max-batch search ends where the GPU's memory does
         parts = "; ".join(
-            f"{d['max_batch']:,.0f} on the {d['label']} "
+            f"{d['max_batch']:,.0f} samples on the {d['label']} "
             f"({bytes_text(d['memory_bytes'])}, {d['case']})"
             for d in gpu
         )
@@ -245,7 +250,8 @@ def gpu_memory_limits(tables: Tables, findings: list[Finding]) -> Finding:
             "gpu-memory",
             claim,
             "supported",
-            f"the batch stops where GPU memory does: at most {parts}.",
+            f"the batch stops where GPU memory does: at most {parts}. Tested on the batch "
+            "size of one model, not on model size.",
             _memory_rows(findings) + ooms,
             bullets=[_compared(findings)],
         )
@@ -278,6 +284,7 @@ def effects(tables: Tables, technique: str, timed: bool = True) -> list[dict[str
             "high": e.high,
             "memory_saved": memory_saved(e),
             "evidence": (e.baseline_row, e.row_id),
+            "row": e.row_id,
             "kind": str(e.device_kind),
         }
         for e in table.itertuples()
@@ -296,46 +303,48 @@ def _technique_claim(
         found = [e for e in effects(tables, technique) if only(e)]
         if not found:
             return untested(key, claim, run)
-        faster = [e for e in found if e["low"] > 1.05]
-        slower = [e for e in found if e["high"] < 0.95]
+        sides = {e["row"]: side_of(e["low"], e["high"]) for e in found}
+        clear = [e for e in found if sides[e["row"]] != "unclear"]
+        faster = [e for e in clear if sides[e["row"]] == "faster"]
         evidence = sorted({r for e in found for r in e["evidence"]})
         lines = [
             f"{e['workload']} ({_named(technique, e)}) on the {e['device']}: "
             f"{ratio_ci(e['speedup'], e['low'], e['high'])}"
             for e in sorted(found, key=lambda e: -e["speedup"])
         ]
-        if len(faster) == len(found):
-            return verdict(
-                key,
-                claim,
-                "supported",
-                f"faster in all {len(found)} measured cases ({_summary(found)}).",
-                evidence,
-                bullets=lines,
-            )
-        if not faster:
-            where = ", ".join(sorted({e["device"] for e in found}))
-            return verdict(
-                key,
-                claim,
-                "contradicted",
-                f"faster in none of {len(found)} "
-                f"measured cases on {where} ({len(slower)} clearly slower).",
-                evidence,
-                bullets=lines,
-            )
-        devices = ", ".join(sorted({e["device"] for e in faster}))
-        return verdict(
-            key,
-            claim,
-            "depends",
-            f"on the device and case: faster in "
-            f"{len(faster)} of {len(found)} cases (on {devices}).",
-            evidence,
-            bullets=lines,
-        )
+        left = left_out_text(len(found) - len(clear), len(found))
+        cases = "clear cases" if left else "measured cases"
+        if not clear:
+            v, text = "depends", f"no case is clear: {UNCLEAR} ({_summary(found)})."
+        elif len(faster) == len(clear):
+            v = "supported"
+            text = f"faster in all {len(clear)} {cases} ({_summary(clear)}; {_on(clear)})."
+        elif not faster:
+            v = "contradicted"
+            text = f"faster in none of {len(clear)} {cases} ({_summary(clear)}; {_on(clear)})."
+        else:
+            v, text = "depends", f"on the device and case: {_by_device(clear, sides)}."
+        return verdict(key, claim, v, f"{text} {left}".strip(), evidence, bullets=lines)
 
     return check  # type: ignore[return-value]
+
+
+def _on(items: list[dict[str, Any]]) -> str:
+    """``on the NVIDIA H200 (cuda:0)``: the devices of ``items``, in words."""
+    return "on the " + " and the ".join(sorted({e["device"] for e in items}))
+
+
+def _by_device(items: list[dict[str, Any]], sides: dict[str, str]) -> str:
+    """``faster in 2 of 3 cases on the NVIDIA H200 (cuda:0), in 0 of 1 on the AMD EPYC (cpu)``:
+    per device, how many of its clear cases are faster."""
+    devices: dict[str, list[dict[str, Any]]] = {}
+    for e in items:
+        devices.setdefault(e["device"], []).append(e)
+    parts = [
+        f"{sum(sides[e['row']] == 'faster' for e in group)} of {len(group)} on the {device}"
+        for device, group in sorted(devices.items(), key=lambda item: -len(item[1]))
+    ]
+    return "faster in " + ", ".join(parts) + " (clear cases)"
 
 
 def _named(technique: str, effect: dict[str, Any]) -> str:
@@ -352,16 +361,14 @@ def _named(technique: str, effect: dict[str, Any]) -> str:
 
 
 def _summary(found: list[dict[str, Any]]) -> str:
-    """The typical effect over the cases: ``1.9× faster (median of 4 cases, 1.5× to 2.3×)``."""
+    """The effect over the cases: ``1.1× to 8.6× speed ratio, median 4.2×``."""
     speedups = sorted(e["speedup"] for e in found)
-    mid = speedups[len(speedups) // 2]
-    direction = faster_or_slower(mid)
     if len(found) == 1:
         e = found[0]
-        return f"{direction} ({ratio_ci(e['speedup'], e['low'], e['high'])} speed ratio)"
+        return f"{ratio_ci(e['speedup'], e['low'], e['high'])} speed ratio"
     return (
-        f"{direction} (median of {len(found)} cases; from {ratio(speedups[0])} to "
-        f"{ratio(speedups[-1])})"
+        f"{ratio(speedups[0])} to {ratio(speedups[-1])} speed ratio, median "
+        f"{ratio(median_of(speedups))}"
     )
 
 
@@ -374,7 +381,6 @@ def _memory_claim(tables: Tables, key: str, claim: str, technique: str, run: str
         return untested(key, claim, run)
     saved = sorted(e["memory_saved"] for e in found)
     evidence = sorted({r for e in found for r in e["evidence"]})
-    mid = saved[len(saved) // 2]
     v = "supported" if saved[0] > 0.05 else "contradicted" if saved[-1] <= 0.05 else "depends"
     where = "GPU" if found[0]["kind"] != "cpu" else "CPU resident"
     lines = [
@@ -399,12 +405,39 @@ def _memory_claim(tables: Tables, key: str, claim: str, technique: str, run: str
         key,
         claim,
         v,
-        f"peak {where} memory {memory_change(mid)} in the typical case of "
-        f"{plural(len(saved), 'case')}.",
+        f"peak {where} memory {_each_memory(found)}{_time_cost(found)}.",
         evidence,
         more,
         bullets=lines,
     )
+
+
+def _each_memory(found: list[dict[str, Any]]) -> str:
+    """``falls by 47% (transformer-train) and by 5.7% (cnn-train)``; over more than three
+    cases the median and the range."""
+    ordered = sorted(found, key=lambda e: -e["memory_saved"])
+    if len(ordered) <= 3:
+        return " and ".join(
+            f"{memory_change(e['memory_saved'])} ({e['workload']})" for e in ordered
+        ).replace(" and falls by ", " and by ")
+    values = [e["memory_saved"] for e in ordered]
+    return (
+        f"{memory_change(median_of(values))} in the median of {len(values)} cases (from "
+        f"{memory_change(values[0])} to {memory_change(values[-1])})"
+    )
+
+
+def _time_cost(found: list[dict[str, Any]]) -> str:
+    """``, and the same cases run 1.8× and 1.5× slower``: what the memory costs in time."""
+    timed = [e for e in found if e["speedup"] == e["speedup"]]
+    if not timed:
+        return ""
+    words = [
+        faster_or_slower(e["speedup"]) for e in sorted(timed, key=lambda e: -e["memory_saved"])
+    ]
+    if len(words) > 3:
+        words = [faster_or_slower(median_of(e["speedup"] for e in timed)) + " (median)"]
+    return "; the same " + ("case runs " if len(timed) == 1 else "cases run ") + " and ".join(words)
 
 
 def checkpointing_memory(tables: Tables, findings: list[Finding]) -> Finding:
@@ -457,12 +490,18 @@ def cpu_threads_limited(tables: Tables, findings: list[Finding]) -> Finding:
             evidence,
             bullets=lines,
         )
+    below = "; ".join(
+        f"{f.title.removeprefix('CPU thread scaling: ')} on {f.scope['hosts'][0]} "
+        f"{ratio(f.numbers['speedup'])} on {plural(f.numbers['threads'], 'thread')} "
+        f"({percent(f.numbers['efficiency'])} efficiency)"
+        for f in by_host(flat, host_order(tables))
+    )
     return verdict(
         "cpu-threads",
         claim,
         "depends",
-        f"on the op: {len(flat)} of {len(curves)} "
-        "do not scale (see the CPU threads findings for why).",
+        f"on the op: {len(curves) - len(flat)} of {len(curves)} reach half of linear scaling "
+        f"on all threads; {below} stay below it (see the CPU threads findings for why).",
         evidence,
         bullets=lines,
     )

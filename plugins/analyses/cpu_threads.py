@@ -34,6 +34,8 @@ if TYPE_CHECKING:
 
 WORKLOAD = "cpu-threads"
 SCALING_EFFICIENCY = 0.5
+PLATEAU = 0.05  # threads within this share of the fastest point add nothing worth advising
+SPEEDS_UP = 1.5  # a gain on all threads from which an op is said to speed up
 MEMORY_BOUND_FLOP_PER_BYTE = 4.0
 
 
@@ -159,6 +161,19 @@ def scales(curve: pd.DataFrame) -> bool:
     return float(curve["efficiency"].iloc[-1]) >= SCALING_EFFICIENCY
 
 
+def speeds_up(curve: pd.DataFrame) -> bool:
+    """More threads make the op clearly faster (by :data:`SPEEDS_UP` or more at the most)."""
+    return float(curve["speedup"].iloc[-1]) >= SPEEDS_UP
+
+
+def scaling_words(curve: pd.DataFrame) -> str:
+    """How an op that stays below :data:`SCALING_EFFICIENCY` behaves, in words that hold for its
+    numbers: it speeds up below half of linear, or it does not speed up."""
+    if speeds_up(curve):
+        return "it speeds up, but by less than half of linear scaling"
+    return "it does not speed up with more threads"
+
+
 def curve_finding(curve: pd.DataFrame) -> Finding:
     top = curve.iloc[-1]
     best = curve.loc[curve["speedup"].idxmax()]
@@ -172,7 +187,7 @@ def curve_finding(curve: pd.DataFrame) -> Finding:
         reason = ""
     else:
         reason = why_not_scaling(top, best)
-        answer += f": it does not scale. Likely reason: {reason}"
+        answer += f": {scaling_words(curve)}. Likely reason: {reason}"
     flagged = curve[curve["suspect"]]
     if len(flagged):
         answer += (
@@ -217,15 +232,30 @@ def _threads(count: int) -> str:
 
 
 def thread_advice(curve: pd.DataFrame) -> Finding:
-    """A recommendation where the CPU does not scale: how many threads, and why not more."""
+    """A recommendation where the CPU scales below half of linear: the fewest threads within
+    :data:`PLATEAU` of the fastest point, or all of them where only the most measured get there
+    (then more threads were not measured, and the advice says so)."""
     top, best = curve.iloc[-1], curve.loc[curve["speedup"].idxmax()]
+    count = int(top.threads_param)
+    near = curve[curve["speedup"] >= float(best.speedup) * (1 - PLATEAU)].iloc[0]
+    if int(near.threads_param) == count:
+        advice = (
+            f"Use all {_threads(count)} for {top.series} on {top.host}: it is fastest there "
+            f"({ratio(top.speedup)} the speed of 1 thread, {percent(top.efficiency)} "
+            "efficiency); more threads were not measured."
+        )
+    else:
+        advice = (
+            f"Use about {_threads(int(near.threads_param))} for {top.series} on {top.host}: "
+            f"{ratio(near.speedup)} the speed of 1 thread, within {percent(PLATEAU)} of the "
+            f"fastest ({ratio(best.speedup)} on {int(best.threads_param)}); {count} threads "
+            f"reach {ratio(top.speedup)}."
+        )
     return answered(
         "recommendation",
         f"threads-{top.host}-{top.series}",
         f"CPU threads for {top.series}",
-        f"Use about {_threads(int(best.threads_param))} for {top.series} on {top.host}: more "
-        f"add little ({ratio(top.speedup)} at {int(top.threads_param)} threads). "
-        f"Why: {why_not_scaling(top, best)}",
+        f"{advice} Why not linear: {why_not_scaling(top, best)}",
         curve["row_id"],
         workload=WORKLOAD,
     )

@@ -2,9 +2,12 @@
 
 Energy per item = energy during the timed samples / (measured calls × items per call), from the
 GPU board's NVML energy counter (``nvml.energy_j``) or the CPU package's RAPL counter
-(``cpu.energy_j``). Cost per million items comes from the ``cost`` collector (a price per
-device-hour from ``benchsite.toml``; prices are the user's assumptions, not measurements). A
-device without an energy counter or a price is named as unavailable, never guessed.
+(``cpu.energy_j``). Cost per million items comes from the price per device-hour the ``cost``
+collector stored with the row; where a row stored none, from the **list price** in the
+``benchsite.toml`` found at build time (``[cost.usd_per_hour]`` by device name, model or kind,
+single devices only), named on the site with its ``[cost.source]`` (where the price was read,
+and when). Prices are list prices or the user's assumptions, never measurements. A device
+without an energy counter or a price is named as unavailable, never guessed.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from benchsite import Analysis, Finding, hookimpl
+from benchsite.config import declare, section
 from benchsite.toolkit.findings import (
     case_text,
     device_label,
@@ -30,6 +34,36 @@ if TYPE_CHECKING:
     from benchsite.tables import Tables
 
 ENERGY_METRIC = {"cuda": "nvml.energy_j", "cpu": "cpu.energy_j"}
+NO_COUNTER = {  # why a device has no energy figure, by kind
+    "cpu": "energy not measured here (no readable RAPL counter in /sys/class/powercap)",
+    "cuda": "energy not measured here (no NVML energy counter)",
+}
+# where each list price of [cost.usd_per_hour] was read and when, by the same key
+declare("cost", {"source": {"*": str}})
+
+
+def list_prices() -> dict[str, tuple[float, str]]:
+    """The configured price per device-hour and its source, by key (device name, model or
+    kind); empty without a configuration file or a ``[cost]`` section."""
+    found = section("cost")
+    sources = found.get("source", {})
+    return {
+        str(key): (float(price), str(sources.get(key, "configured price, no source given")))
+        for key, price in found.get("usd_per_hour", {}).items()
+        if isinstance(price, int | float) and not isinstance(price, bool)
+    }
+
+
+def list_price(row: Any, prices: dict[str, tuple[float, str]]) -> tuple[float, str] | None:
+    """The list price of ``row``'s device (by name, model, then kind), for a single device only:
+    a group of devices (``cuda:0-1``, ``cpu×2``) is no device a price is listed for."""
+    name = str(row.device)
+    if "-" in name or "×" in name:
+        return None
+    for key in (name, str(row.device_model or ""), str(row.device_kind)):
+        if key in prices:
+            return prices[key]
+    return None
 
 
 @hookimpl
@@ -57,6 +91,7 @@ def energy_table(tables: Tables) -> pd.DataFrame:
         "row_id",
         "j_per_item",
         "usd_per_million",
+        "price_source",
         "case",
         "params",
         "axis_value",
@@ -69,17 +104,24 @@ def energy_table(tables: Tables) -> pd.DataFrame:
     from benchsite.tables import work_keys  # the tables load with a build, not with `benchsite run`
 
     rows = rows.assign(work=work_keys(rows))
-    records = [_record(row) for row in rows.itertuples() if row.items == row.items and row.items]
+    prices = list_prices()
+    records = [
+        _record(row, prices) for row in rows.itertuples() if row.items == row.items and row.items
+    ]
     return pd.DataFrame(records, columns=columns)
 
 
-def _record(row: Any) -> dict[str, Any]:
+def _record(row: Any, prices: dict[str, tuple[float, str]]) -> dict[str, Any]:
     energy = metric(row, ENERGY_METRIC.get(str(row.device_kind), ""))
     calls = metric(row, "measured_calls")
     # 0 J: the counter did not move (older rows stored it so); not a measurement
     per_item = energy / (calls * float(row.items)) if energy and energy > 0 and calls else None
     usd = metric(row, "cost.usd_per_million_items")
     price = metric(row, "cost.usd_per_hour")
+    source = None
+    listed = list_price(row, prices) if usd is None and price is None else None
+    if listed:
+        price, source = listed
     if usd is None and price is not None:
         usd = price / 3600 * float(row.median_s) / float(row.items) * 1e6
     return {
@@ -91,6 +133,7 @@ def _record(row: Any) -> dict[str, Any]:
         "row_id": str(row.row_id),
         "j_per_item": per_item,
         "usd_per_million": usd,
+        "price_source": source,
         "case": f"{without(row.p, 'include_transfer')}\x1f{row.work}",
         "params": row.p,
         "axis_value": row.axis_value,
@@ -138,13 +181,17 @@ def describe(item: Any) -> str:
     """One device's figures for one case: ``the NVIDIA H200 (cuda:0): 0.03 J per item, $0.05
     per million items``."""
     energy = (
-        f"{plain(item.j_per_item)} J per item" if _known(item.j_per_item) else "no energy counter"
+        f"{plain(item.j_per_item)} J per item"
+        if _known(item.j_per_item)
+        else NO_COUNTER.get(item.kind, "no energy counter")
     )
     cost = (
         f"${plain(item.usd_per_million)} per million items"
         if _known(item.usd_per_million)
         else "no price"
     )
+    if _known(item.usd_per_million) and item.price_source:
+        cost += " at its list price"
     return f"the {item.label}: {energy}, {cost}"
 
 
@@ -160,15 +207,32 @@ def same_case(group: pd.DataFrame) -> pd.DataFrame:
     return shared[shared["case"] == largest.case].drop_duplicates("label")
 
 
-def comparison(case: pd.DataFrame, column: str, what: str) -> str:
-    """``The GPU costs 36× less per item than the CPU``: the same case on both devices."""
+def cpu_over_accelerator(case: pd.DataFrame, column: str) -> float | None:
+    """The CPU's figure over the accelerator's for the same case (above 1: the accelerator
+    needs less per item), ``None`` where one of them has none."""
     cpu = case[(case["kind"] == "cpu") & case[column].notna()]
     fast = case[(case["kind"] != "cpu") & case[column].notna()]
     if cpu.empty or fast.empty:
+        return None
+    return float(cpu[column].iloc[0]) / float(fast[column].iloc[0])
+
+
+def comparison(case: pd.DataFrame, column: str, what: str) -> str:
+    """``The GPU costs 36× less per item than the CPU``: the same case on both devices."""
+    ratio = cpu_over_accelerator(case, column)
+    if ratio is None:
         return ""
-    ratio = float(cpu[column].iloc[0]) / float(fast[column].iloc[0])
+    cpu = case[(case["kind"] == "cpu") & case[column].notna()]
+    fast = case[(case["kind"] != "cpu") & case[column].notna()]
     less = f"{format_ratio(ratio)} less" if ratio >= 1 else f"{format_ratio(1 / ratio)} more"
     return f" The {fast['label'].iloc[0]} {what} {less} per item than the {cpu['label'].iloc[0]}."
+
+
+def _sources(case: pd.DataFrame) -> str:
+    """`` List prices: the NVIDIA H200 (cuda:0): $4.54 an hour, Spheron …``: each list price
+    used, with where and when it was read."""
+    used = case[case["price_source"].notna()].drop_duplicates("label")
+    return "".join(f"\n- List price of the {r.label}: {r.price_source}." for r in used.itertuples())
 
 
 def _finding(host: str, workload: str, group: pd.DataFrame, in_bytes: bool) -> Finding:
@@ -198,12 +262,14 @@ def _finding(host: str, workload: str, group: pd.DataFrame, in_bytes: bool) -> F
         explanation=(
             "Energy per item = the energy counter's difference over the timed samples / "
             "(calls × items per call); it includes idle power during the run. Cost per million "
-            "items uses the configured price per device-hour and the median time; prices are "
-            "assumptions from the configuration, not measurements. Devices without a counter "
-            "or a price say so."
+            "items uses the price per device-hour and the median time; prices are list prices "
+            "or assumptions from the configuration, not measurements. Devices without a counter "
+            "or a price say so." + _sources(case)
         ),
         numbers={
             "same_case": compared,
+            "cost_ratio": cpu_over_accelerator(case, "usd_per_million") if compared else None,
+            "energy_ratio": cpu_over_accelerator(case, "j_per_item") if compared else None,
             **{
                 item.label: {
                     "j_per_item": item.j_per_item,

@@ -236,44 +236,45 @@ def _fits(row: Any) -> str:
 
 
 def memory_verdict(group: pd.DataFrame) -> str:
-    """Which device's memory limits the batch, in words and numbers. A CPU searched within a
-    budget smaller than its RAM is also scaled up to all of its RAM (at the memory per sample
-    the search measured), since "the CPU has no memory limit" is the claim being tested."""
+    """Which device's memory limits the batch, from what was measured only: a CPU searched
+    within a budget smaller than its RAM did not reach its limit, and is said so ("not reached
+    at …"), never scaled up to all of its RAM."""
     cpu = group[group["device_kind"] == "cpu"]
     gpu = group[group["device_kind"] != "cpu"]
     if cpu.empty or gpu.empty:
         return "Only one kind of device was measured, so there is nothing to compare."
     smallest = gpu.loc[gpu["max_batch"].idxmin()]
-    said, best = [], 0.0
-    for row in cpu.itertuples():
-        whole = ram_batch(row)
-        best = max(best, whole or row.max_batch)
-        if whole:
-            said.append(
-                f"all {bytes_text(row.ram)} of the {row.label}'s RAM would hold about "
-                f"{whole:,.0f} at the memory per sample its budgeted search measured"
-            )
-    lead = ("; ".join(said) + ". ") if said else ""
-    lead = lead[:1].upper() + lead[1:]
-    if best > smallest.max_batch:
-        return lead + (
-            f"That is {best / smallest.max_batch:.1f}× the {smallest.label}'s "
-            f"{smallest.max_batch:,.0f}: for this model GPU memory is the tighter "
-            "limit, though the CPU is finite too."
+    gpu_said = (
+        f"The {smallest.label}'s limit was measured: a batch of {smallest.max_batch:,.0f} "
+        f"samples fills its {bytes_text(smallest.ram)}."
+    )
+    best = cpu.loc[cpu["max_batch"].idxmax()]
+    if best.max_batch > smallest.max_batch:  # a floor where budgeted: already more
+        return (
+            f"{gpu_said} The {best.label} fits a batch of {best.max_batch:,.0f} in "
+            f"{bytes_text(best.limit if below_ram(best) else best.ram)}: for this model GPU "
+            "memory is the tighter limit."
         )
-    return lead + (
-        f"Even that is less than the {smallest.label}'s {smallest.max_batch:,.0f}: "
-        "here the CPU's RAM, not the GPU's memory, is the tighter limit."
+    budgeted = [row for row in cpu.itertuples() if below_ram(row)]
+    if budgeted:
+        said = "; ".join(
+            f"the {row.label}'s limit was not reached at {bytes_text(row.limit)} (a batch of "
+            f"{row.max_batch:,.0f} samples; its RAM is {bytes_text(row.ram)})"
+            for row in budgeted
+        )
+        return (
+            f"{gpu_said} {said[:1].upper()}{said[1:]}: the search stops at a budget so that "
+            "the machine never swaps, so which memory is the tighter limit was not measured."
+        )
+    return (
+        f"{gpu_said} The {best.label} fits at most {best.max_batch:,.0f} in its "
+        f"{bytes_text(best.ram)} of RAM: here the CPU's RAM is the tighter limit."
     )
 
 
-def ram_batch(row: Any) -> float | None:
-    """The batch all of a CPU's RAM would hold at the measured memory per sample, when the
-    search ran within a budget smaller than the RAM (else ``None``: it already used it)."""
-    per_sample = (row.peak or row.limit) / row.max_batch if (row.peak or row.limit) else None
-    if not per_sample or not row.ram or not row.limit or row.limit >= row.ram:
-        return None
-    return float(row.ram) / per_sample
+def below_ram(row: Any) -> bool:
+    """The CPU's search ran within a budget smaller than its RAM: its limit was not reached."""
+    return bool(row.limit == row.limit and row.limit and row.ram and row.limit < row.ram)
 
 
 def oom_rows(tables: Tables, host: str | None = None) -> list[str]:

@@ -132,6 +132,7 @@ def scaling_curves(tables: Tables, host: str, kind: str) -> pd.DataFrame:
                 "base_id": one.row_id,
                 "suspect": row.suspect,
                 "reasons": row.reasons,
+                "uncertain": row.uncertain,
             }
             for row in runs.itertuples()
         ]
@@ -247,6 +248,12 @@ def scaling_findings(curves: pd.DataFrame) -> list[Finding]:
                     f"\n- Suspect at {plural(int(r.devices), 'device')} "
                     f"({reasons_text(r.reasons)})."
                     for r in points[suspect].itertuples()
+                )
+                + "".join(
+                    f"\n- Flagged at {plural(int(r.devices), 'device')} "
+                    f"({reasons_text(r.uncertain)}): kept, with its wider uncertainty."
+                    for r in points[~suspect].itertuples()
+                    if r.uncertain
                 ),
                 numbers={"efficiency": effs, "scaling": mode, "device_kind": first.kind},
                 evidence=[*points["row_id"], first.base_id],

@@ -24,6 +24,7 @@ from benchsite.toolkit.findings import (
     device_label,
     faster,
     finding,
+    median_of,
     memory_change,
     memory_saved,
     metric_value,
@@ -161,16 +162,17 @@ def technique_advice(items: list[Effect]) -> Finding | None:
 
 
 def summary(items: list[Effect]) -> str:
-    """The typical effect over the cases, e.g. ``1.9× faster (median of 4 cases, 1.5×–2.3×)``."""
+    """The effect over the cases, e.g. ``1.9× faster (median of 4 cases, 1.5×–2.3×)``; of two
+    cases both (``1.5× and 1.8× slower``): a median of two would hide one of them."""
     speedups = sorted(e.speedup for e in items)
-    mid = speedups[len(speedups) // 2]
-    direction = faster(mid)
     if len(items) == 1:
         e = items[0]
-        return f"{direction} ({ratio_ci(e.speedup, e.low, e.high)} speed ratio)"
+        return f"{faster(e.speedup)} ({ratio_ci(e.speedup, e.low, e.high)} speed ratio)"
+    if len(items) == 2:
+        return f"{faster(speedups[0])} and {faster(speedups[1])} (2 cases)"
     return (
-        f"{direction} (median of {len(items)} cases; from {ratio(speedups[0])} to "
-        f"{ratio(speedups[-1])})"
+        f"{faster(median_of(speedups))} (median of {len(items)} cases; from "
+        f"{ratio(speedups[0])} to {ratio(speedups[-1])})"
     )
 
 
@@ -201,7 +203,7 @@ def _finding(items: list[Effect], in_bytes: bool) -> Finding:
         numbers={
             "technique": head.technique,
             "value": head.value,
-            "median_speedup": sorted(e.speedup for e in ranked)[len(ranked) // 2],
+            "median_speedup": median_of(e.speedup for e in ranked),
             "suspect": not usable,
             "best_speedup": best.speedup,
             "best_ci": [best.low, best.high],
@@ -217,16 +219,24 @@ def _finding(items: list[Effect], in_bytes: bool) -> Finding:
 
 
 def _typical(values: list[float | None]) -> float | None:
-    present = sorted(v for v in values if v is not None)
-    return present[len(present) // 2] if present else None
+    present = [v for v in values if v is not None]
+    return median_of(present) if present else None
 
 
 def _extras(items: list[Effect]) -> str:
-    saved = _typical([e.memory_saved for e in items])
+    saved = [e.memory_saved for e in items if e.memory_saved is not None]
     compile_s = _typical([e.compile_s for e in items])
     parts = []
-    if saved is not None:
-        parts.append(f"Peak memory {memory_change(saved)} (typical case).")
+    if len(saved) == 1:
+        parts.append(f"Peak memory {memory_change(saved[0])}.")
+    elif 1 < len(saved) <= 3:
+        words = ", ".join(memory_change(v) for v in sorted(saved, reverse=True))
+        parts.append(f"Peak memory, case by case: {words}.")
+    elif saved:
+        parts.append(
+            f"Peak memory {memory_change(median_of(saved))} (median of {len(saved)} cases; "
+            f"from {memory_change(max(saved))} to {memory_change(min(saved))})."
+        )
     if compile_s is not None:
         breakeven = _typical([e.breakeven_calls for e in items])
         payback = (

@@ -86,9 +86,11 @@ FLAG_TEXT = {
     "host-bound": "the GPU's own time is under half the host-measured time: the host's launch "
     "rate sets the number",
 }
-# what each flag means to the tables (hook: register_flags): a suspect number is never a
-# headline; a rate flagged not-a-peak is no device's peak where something else was measured
-SUSPECT = frozenset({"noisy", "unstable", "busy", "above-peak", "irreproducible"})
+# what each flag means to the tables (hook: register_flags): a suspect number cannot be right and
+# is never a headline; an uncertain one stays in every verdict with its interval widened to its
+# samples' spread; a rate flagged not-a-peak is no device's peak where something else was measured
+SUSPECT = frozenset({"above-peak"})
+UNCERTAIN = frozenset({"noisy", "unstable", "busy", "irreproducible"})
 NOT_A_PEAK = frozenset({"in-cache", "launch-bound", "above-peak"})
 BUSY_SHARE = 0.10  # others' use of the cores, as benchsite.measure.busy judges the machine
 
@@ -97,7 +99,13 @@ BUSY_SHARE = 0.10  # others' use of the cores, as benchsite.measure.busy judges 
 def register_flags() -> list[Flag]:
     """The flags :func:`prepare_results` sets, each with what it means to the tables."""
     return [
-        Flag(code, text, suspect=code in SUSPECT, not_a_peak=code in NOT_A_PEAK)
+        Flag(
+            code,
+            text,
+            suspect=code in SUSPECT,
+            not_a_peak=code in NOT_A_PEAK,
+            uncertain=code in UNCERTAIN,
+        )
         for code, text in FLAG_TEXT.items()
     ]
 

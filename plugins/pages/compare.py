@@ -20,7 +20,7 @@ import pandas as pd
 from markupsafe import Markup
 
 from benchsite import Page, RenderedPage, hookimpl
-from benchsite.units import format_number, format_seconds
+from benchsite.units import format_rate_in, format_seconds
 
 if TYPE_CHECKING:  # the site stack and the tables load when a site is built, not at start-up
     from benchsite.site import Site
@@ -93,7 +93,7 @@ def leader_boards(table: pd.DataFrame) -> list[Board]:
                 f"{r.host} {r.device}",
                 f"{format_seconds(r.median_s)} [{format_seconds(r.ci_low_s)}–"
                 f"{format_seconds(r.ci_high_s)}]",
-                format_number(r.rate, r.rate_unit) if r.rate_unit else "",
+                format_rate_in(r.rate, r.rate_unit) if r.rate_unit else "",
                 f"{r.versus_best:.0%}",
             )
             for r in rows.itertuples(index=False)
@@ -103,22 +103,30 @@ def leader_boards(table: pd.DataFrame) -> list[Board]:
 
 
 def chosen_pairs(rows: pd.DataFrame) -> list[tuple[str, str]]:
-    """Each run against its host's previous one, every two hosts, every two device models."""
+    """Every two device models first (the page opens on the first pair with cases in common:
+    two hardware models where there are two), then each run against its host's previous one,
+    newest first, then every two hosts."""
     ok = rows[rows["ok"].to_numpy(bool)]
     hosts = sorted(set(ok["host"].astype(str)))
     models = sorted(set(ok["device_model"].dropna().astype(str)) - set(hosts))
     from benchsite.tables import compare as comparing
 
-    pairs = [(base, new) for _, base, new in comparing.run_pairs(rows)][::-1]  # newest first
-    for names in (hosts, models):
-        if len(names) <= MAX_SIDES_OF_A_KIND:
-            pairs += list(itertools.combinations(names, 2))
+    pairs = list(itertools.combinations(models, 2)) if len(models) <= MAX_SIDES_OF_A_KIND else []
+    pairs += [(base, new) for _, base, new in comparing.run_pairs(rows)][::-1]  # newest first
+    if len(hosts) <= MAX_SIDES_OF_A_KIND:
+        pairs += list(itertools.combinations(hosts, 2))
     return pairs[:MAX_PAIRS]
 
 
 def pair_data(table: pd.DataFrame, base: comparing.Side, new: comparing.Side) -> dict:
-    """One pair as the page's script reads it: a row per case and the hardware differences."""
-    changes = {"slower": 1, "faster": -1, "same": 0}
+    """One pair as the page's script reads it: a row per case and the hardware differences.
+    A case counts (and is coloured) as slower or faster only where its interval excludes no
+    change and the change exceeds :data:`benchsite.tables.compare.REGRESSION` (5%): a 1%
+    shift inside what reruns move is no change to paint."""
+    from benchsite.tables import compare as comparing
+
+    changes = {"regression": 1, "improvement": -1, "unchanged": 0}
+    verdicts = comparing.verdicts(table, comparing.REGRESSION) if len(table) else []
     cases = [
         [
             row.workload,
@@ -129,14 +137,12 @@ def pair_data(table: pd.DataFrame, base: comparing.Side, new: comparing.Side) ->
             _round(row.high),
             format_seconds(row.median_base_s),
             format_seconds(row.median_new_s),
-            changes[row.change],
+            changes[verdict],
             int(row.suspect),
             int(row.same_hardware),
         ]
-        for row in table.itertuples(index=False)
+        for row, verdict in zip(table.itertuples(index=False), verdicts, strict=True)
     ]
-    from benchsite.tables import compare as comparing
-
     return {"cases": cases, "hardware": comparing.hardware_differences(base, new)}
 
 

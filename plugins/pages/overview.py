@@ -49,8 +49,23 @@ class AnswerRow:
     kernel: str
     copies: str
     speedup: str
+    note: str  # why the interval is wider than measured noise: "widened: flagged unstable"
     at: str
     evidence: str
+
+
+@dataclass(frozen=True)
+class SystemRow:
+    """One host's hardware as the first screen shows it: CPU model and cores, RAM, GPU, driver,
+    torch."""
+
+    host: str
+    cpu: str
+    cores: str
+    ram: str
+    gpu: str
+    driver: str
+    torch: str
 
 
 @dataclass(frozen=True)
@@ -60,6 +75,8 @@ class OverviewContext:
     was measured."""
 
     measured: Measured
+    lead: list[str]
+    systems: list[SystemRow]
     answers: list[AnswerRow]
     headline_chart: ChartView | None
     missing_speedup: str | None
@@ -82,11 +99,19 @@ def render(site: Site) -> list[RenderedPage]:
 
     table = site.tables.answers
     shown = table[table["speedup"].notna()]
+    shown = shown.assign(
+        label=[
+            f"{r.workload} {case}".strip()
+            for r, case in zip(shown.itertuples(), chart_cases(shown), strict=True)
+        ]
+    )
     findings = off_small_hosts(
         site, [f for f in site.findings if f.kind not in ("recommendation", "faq", "claim")]
     )
     context = OverviewContext(
         measured=measured(site),
+        lead=lead_sentences(site, table),
+        systems=system_rows(site, table),
         answers=answer_rows(site, table),
         headline_chart=(
             site.chart(
@@ -151,25 +176,120 @@ def _top_findings(findings: list) -> list:
     return chosen[:TOP_FINDINGS]
 
 
-def answer_rows(site: Site, table: pd.DataFrame) -> list[AnswerRow]:
-    """The one-screen answer, a row per workload and accelerator, in words."""
+JOBS = (("training", "Training", "a step"), ("inference", "Inference", "a batch"))
+
+
+def lead_sentences(site: Site, table: pd.DataFrame) -> list[str]:
+    """One sentence per question the first screen answers: for a training job and an
+    inference job (the one of each whose CPU time at its realistic size is longest: the
+    heaviest measured), the speedup with its interval, both times and from which size the GPU
+    wins, all read from :attr:`benchsite.tables.Tables.answers`."""
+    from benchsite.toolkit.findings import kind_of_workload
+
+    shown = table[table["speedup"].notna()]
+    out = []
+    for kind, name, call in JOBS:
+        mine = shown[shown["workload"].map(kind_of_workload) == kind]
+        if not mine.empty:
+            out.append(job_sentence(site, name, call, mine.loc[mine["cpu_median_s"].idxmax()]))
+    return out
+
+
+def job_sentence(site: Site, name: str, call: str, row: Any) -> str:
+    """``Training (cnn-train, batch 128, …): the NVIDIA H200 (cuda:0) is 57× faster …``."""
+    from benchsite.toolkit.findings import case_text, seconds_text
+
+    size = functools.partial(site.tables.value_text, row.workload, str(row.axis))
+    case = case_text(row.params, in_bytes=str(row.workload) in site.tables.byte_sized)
+    wins = where_text(row, "kernel", size)
+    flagged = f", widened: flagged {', '.join(row.uncertain)}" if row.uncertain else ""
+    return (
+        f"{name} ({row.workload}, {case}): the {row.gpu_label} is "
+        f"{format_ratio(row.speedup)} faster than the {row.cpu_label} (95% interval "
+        f"{format_ratio(row.low)}–{format_ratio(row.high)}{flagged}): "
+        f"{seconds_text(row.gpu_median_s)} against {seconds_text(row.cpu_median_s)} {call}. "
+        f"The GPU is faster from: {wins}.{cost_words(site, row)}"
+    )
+
+
+def cost_words(site: Site, row: Any) -> str:
+    """`` At the listed prices it costs 8.3× less per item.``: the energy-cost finding of the
+    same host and workload, where it compares a price on both devices (empty where none)."""
+    for found in site.analysed.of_kind("energy-cost"):
+        ratio = found.numbers.get("cost_ratio")
+        if found.workload == row.workload and row.host in found.scope.get("hosts", []) and ratio:
+            less = (
+                f"{format_ratio(ratio)} less" if ratio >= 1 else f"{format_ratio(1 / ratio)} more"
+            )
+            return f" At the list prices this site was built with it costs {less} per item."
+    return ""
+
+
+def system_rows(site: Site, table: pd.DataFrame) -> list[SystemRow]:
+    """The hardware of each host the answers come from (of every host where none does)."""
+    from benchsite.units import format_bytes
+
+    devices = site.tables.devices
+    hosts = list(dict.fromkeys(table["host"])) or list(dict.fromkeys(devices["host"]))
+    rows = []
+    for host in hosts:
+        mine = devices[devices["host"] == host]
+        cpu = mine[mine["device"] == "cpu"]
+        single = ~mine["device"].str.contains("-|×")  # not a group of devices (cuda:0-1, cuda×2)
+        gpu = mine[mine["device_kind"].isin(("cuda", "mps")) & single].drop_duplicates("device")
+        cpu_info = cpu.iloc[0]["info"] if len(cpu) else {}
+        gpu_info = gpu.iloc[0]["info"] if len(gpu) else {}
+        memory = cpu_info.get("memory_bytes")
+        gpu_memory = gpu_info.get("memory_bytes")
+        rows.append(
+            SystemRow(
+                host=str(host),
+                cpu=str(cpu.iloc[0].device_model) if len(cpu) else "–",
+                cores=f"{cpu_info.get('usable_cpus') or cpu_info.get('logical_cpus') or '–'}",
+                ram=format_bytes(memory) if memory else "–",
+                gpu=(
+                    f"{len(gpu)} × {gpu.iloc[0].device_model}"
+                    + (f" ({format_bytes(gpu_memory)})" if gpu_memory else "")
+                    if len(gpu)
+                    else "none"
+                ),
+                driver=str(gpu_info.get("driver_version") or "–"),
+                torch=str(cpu_info.get("torch_version") or gpu_info.get("torch_version") or "–"),
+            )
+        )
+    return rows
+
+
+def chart_cases(table: pd.DataFrame) -> list[str]:
+    """Each answer's case in words for the chart's labels (``(fp32, seq len 128)``)."""
+    return [f"({case})" if (case := answer_case(row)) else "" for row in table.itertuples()]
+
+
+def answer_case(row: Any) -> str:
+    """An answer's case in words, without the swept parameter and the baselines (a baseline is
+    said once, in the text above the table: "sparsity 0" names nothing)."""
     from benchsite.tables import PLAIN
     from benchsite.toolkit.findings import case_text
 
+    plain = [k for k, v in PLAIN.items() if k != "precision" and row.params.get(k) == v]
+    return case_text(row.params, skip=[str(row.axis), *plain])
+
+
+def answer_rows(site: Site, table: pd.DataFrame) -> list[AnswerRow]:
+    """The one-screen answer, a row per workload and accelerator, in words."""
     rows = []
     for row in table.itertuples():
         size = functools.partial(site.tables.value_text, row.workload, str(row.axis))
-        # a baseline is said once, in the text above the table: "sparsity 0" names nothing
-        plain = [k for k, v in PLAIN.items() if k != "precision" and row.params.get(k) == v]
         rows.append(
             AnswerRow(
                 workload=str(row.workload),
                 href=site.workload_path(str(row.workload)),
-                case=case_text(row.params, skip=[str(row.axis), *plain]),
+                case=answer_case(row),
                 device=str(row.series),
                 kernel=where_text(row, "kernel", size),
                 copies=where_text(row, "copies", size),
                 speedup=_speedup_text(row),
+                note=f"widened: flagged {', '.join(row.uncertain)}" if row.uncertain else "",
                 at=_at_text(row, size),
                 evidence=site.row_links[str(row.gpu_row)].href,
             )
@@ -219,6 +339,7 @@ def chart_text(site: Site, table: pd.DataFrame) -> str:
         for row in table.itertuples()
     ]
     return (
-        "Speedup over the CPU of each workload's default case at its largest trustworthy "
-        "size. " + "; ".join(parts) + "."
+        "Speedup over the CPU of each workload's default case at its largest measured size. "
+        + "; ".join(parts)
+        + "."
     )

@@ -123,7 +123,7 @@ def workload_charts(
     words, x_text = axis_words(site, swept, axis)
     made = [
         site.chart(
-            charts.time_chart(swept, axis),
+            charts.time_chart(swept, axis, in_bytes(site, swept, axis)),
             f"Time per call against {words}",
             describe.time_text(swept, words, x_text),
         )
@@ -173,7 +173,7 @@ def _speedup(
     words, x_text = axis_words(site, swept, axis)
     made.append(
         site.chart(
-            charts.speedup_chart(swept, crossings, axis),
+            charts.speedup_chart(swept, crossings, axis, in_bytes(site, swept, axis)),
             f"Speedup over the CPU against {words}",
             describe.speedup_text(swept, crossings, words, x_text),
         )
@@ -208,11 +208,17 @@ def _rate(site: Site, swept: pd.DataFrame, axis: str, made: list, missing: list)
     words, x_text = axis_words(site, data, axis)
     made.append(
         site.chart(
-            charts.rate_chart(data, axis, column, unit),
+            charts.rate_chart(data, axis, column, unit, in_bytes(site, data, axis)),
             f"Throughput ({unit}) against {words}",
             describe.rate_text(data, words, column, unit, x_text),
         )
     )
+
+
+def in_bytes(site: Site, rows: pd.DataFrame, axis: str) -> bool:
+    """The swept ``axis`` of ``rows`` counts bytes (a ``size`` of a byte-sized workload)."""
+    workloads = set(rows["workload"].astype(str)) if "workload" in rows else set()
+    return axis == "size" and bool(workloads) and workloads <= site.tables.byte_sized
 
 
 def _memory(site: Site, swept: pd.DataFrame, axis: str, made: list, missing: list) -> None:
@@ -231,7 +237,7 @@ def _memory(site: Site, swept: pd.DataFrame, axis: str, made: list, missing: lis
     words, x_text = axis_words(site, swept, axis)
     made.append(
         site.chart(
-            charts.memory_chart(data, axis),
+            charts.memory_chart(data, axis, in_bytes(site, swept, axis)),
             f"Peak memory against {words}",
             describe.memory_text(data, words, x_text),
         )

@@ -256,16 +256,19 @@ class Flag:
     row's ``flags`` column (a tuple of codes), ``description`` says in a line what it found.
 
     A flagged row is never dropped; the flag says how far its number may be trusted:
-    ``suspect`` — the number is not headline-worthy (the tables mark the row suspect, with the
+    ``suspect`` — the number cannot be right (the tables mark the row suspect, with the
     flag as its reason: it is shown, marked, and never a headline, a verdict or a crossover's
-    answer); ``not_a_peak`` — its rate measured something other than the device (a cache,
-    launch overhead), so it counts as the device's peak only where nothing else was measured.
-    A flag with neither qualifies a number without disqualifying it."""
+    answer); ``uncertain`` — the number is less certain than its interval says (noisy,
+    drifting): it stays in every verdict with its interval widened to its samples' spread
+    (:mod:`benchsite.tables.rows`); ``not_a_peak`` — its rate measured something other than
+    the device (a cache, launch overhead), so it counts as the device's peak only where nothing
+    else was measured. A flag with none qualifies a number without disqualifying it."""
 
     name: str
     description: str
     suspect: bool = False
     not_a_peak: bool = False
+    uncertain: bool = False
 
 
 def _deprecated(what: str) -> None:

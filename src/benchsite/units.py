@@ -266,6 +266,41 @@ def format_rate_in(value: float | None, unit: str) -> str:
     return format_number(value * scale, si) if si else f"{format_count(value)} {unit}"
 
 
+# -- chart ticks: the same units, as Vega expressions of a tick's ``datum.value`` -------------------
+
+COUNT_WORDS = (("billion", 1e9), ("million", 1e6))
+
+
+def _ticks(steps: Iterable[tuple[str, float]], last: str, suffix: str = "") -> str:
+    """A Vega expression: the first step whose scale the tick reaches, as ``12 unit``, else
+    ``last``; ``suffix`` (a unit) after every one."""
+    tail = f" + ' {suffix}'" if suffix else ""
+    expression = last + tail
+    for unit, scale in reversed(list(steps)):
+        expression = (
+            f"abs(datum.value) >= {scale!r} ? format(datum.value / {scale!r}, '.3~g') + "
+            f"' {unit}'{tail} : {expression}"
+        )
+    return expression
+
+
+def tick_label(kind: str) -> str:
+    """A Vega ``labelExpr`` writing an axis tick in words with its unit, as the pages write the
+    same numbers: ``seconds`` (``12 ms``), ``bytes`` (binary: ``1 GiB``), ``count``
+    (``8,192``, ``100 million``), a stored rate's unit with SI prefixes (``GB/s`` →
+    ``4.2 TB/s``) or any other unit after a count (``items/s`` → ``2 million items/s``)."""
+    if kind == "seconds":
+        steps = [(unit, scale) for scale, _, unit in SECOND_UNITS[:-1]]
+        return _ticks(steps, "format(datum.value * 1e9, '.3~g') + ' ns'")
+    if kind == "bytes":
+        return _ticks(BINARY_UNITS, "format(datum.value, ',~r') + ' B'")
+    scale, unit = SI_RATES.get(kind, (1.0, ""))
+    if unit:
+        steps = [(prefix + unit, size / scale) for prefix, size in SI_PREFIXES]
+        return _ticks(steps, f"format(datum.value * {scale!r}, '.3~g') + ' {unit}'")
+    return _ticks(COUNT_WORDS, "format(datum.value, ',~r')", "" if kind == "count" else kind)
+
+
 def _present(value: Any) -> bool:
     return value is not None and isinstance(value, float | int) and math.isfinite(value)
 

@@ -22,6 +22,8 @@ import numpy as np
 import pandas as pd
 from altair.utils.schemapi import debug_mode
 
+from benchsite.units import tick_label
+
 P = ParamSpec("P")
 R = TypeVar("R")
 WIDTH, HEIGHT = 640, 300
@@ -40,18 +42,22 @@ def log_or_linear(values: pd.Series) -> alt.Scale:
     return alt.Scale(type="linear", zero=False)
 
 
-def axis_x(data: pd.DataFrame, axis: str) -> alt.X:
-    """The parameter axis: log or linear (:func:`log_or_linear`). A linear axis of a few whole
-    numbers (world sizes 1, 2, 4, 8; thread counts) is ticked at exactly those values: no tick
-    falls between two of them (Vega's ``tickMinStep`` alone still drew 1.5)."""
+def axis_x(data: pd.DataFrame, axis: str, in_bytes: bool = False) -> alt.X:
+    """The parameter axis: log or linear (:func:`log_or_linear`), ticks in words
+    (:func:`benchsite.units.tick_label`: ``8,192``, ``1 GiB`` where ``in_bytes``). A linear axis
+    of a few whole numbers (world sizes 1, 2, 4, 8; thread counts) is ticked at exactly those
+    values: no tick falls between two of them (Vega's ``tickMinStep`` alone still drew 1.5)."""
     values = data["axis_value"].dropna()
     scale = log_or_linear(values)
     distinct = sorted(set(values))
     whole = bool(distinct) and all(value % 1 == 0 for value in distinct)
-    if whole and scale.type == "linear" and len(distinct) <= MAX_LISTED_TICKS:
-        ticks = alt.Axis(values=distinct, format="~s")
+    words = tick_label("bytes" if in_bytes else "count")
+    # a few whole values are ticked where they were measured (a decimal tick of bytes reads
+    # "2.93 KiB", of batches "40 50 70 90")
+    if whole and len(distinct) <= MAX_LISTED_TICKS:
+        ticks = alt.Axis(values=distinct, labelExpr=words)
     else:
-        ticks = alt.Axis(format="~s") if whole else alt.Axis()
+        ticks = alt.Axis(labelExpr=words)
     return alt.X("axis_value:Q", title=axis_title(axis), scale=scale, axis=ticks)
 
 
@@ -302,10 +308,13 @@ def memory_data(frame: pd.DataFrame) -> pd.DataFrame:
     return folded(data, "value", keys=("metric",))[list(data.columns)]
 
 
+HEADLINE_COLUMNS = ("workload", "variant", "label", "series", "speedup", "low", "high")
+
+
 def headline_data(frame: pd.DataFrame) -> pd.DataFrame:
     """The speedups :func:`headline_chart` draws: one per workload and accelerator, or, with
     many hosts, per workload and accelerator model over the hosts (:func:`folded`)."""
-    data = frame[["workload", "variant", "series", "speedup", "low", "high"]]
+    data = frame[[c for c in HEADLINE_COLUMNS if c in frame]]
     if data["series"].nunique() <= MAX_SERIES and len(data) <= MAX_POINTS:
         return data
     model = frame["gpu_label"] if "gpu_label" in frame else None
@@ -325,12 +334,12 @@ def _case_tooltip(*extra: alt.Tooltip) -> list[alt.Tooltip]:
 
 
 @unvalidated
-def time_chart(frame: pd.DataFrame, axis: str) -> alt.TopLevelMixin:
+def time_chart(frame: pd.DataFrame, axis: str, in_bytes: bool = False) -> alt.TopLevelMixin:
     """Median time per call against the axis, one line per host and device, with the 95% CI of
     the median as a band (folded over hosts, :func:`folded`, the band spans the hosts). Columns:
     axis_value, median_s, ci_low_s, ci_high_s, series, variant; ``device_model`` if present."""
     data, name = together(time_data(frame))
-    x = axis_x(data, axis)
+    x = axis_x(data, axis, in_bytes)
     y_scale = log_or_linear(pd.concat([data["ci_low_s"], data["ci_high_s"]]))
     lines = _lines(data, name)
     band = (
@@ -339,7 +348,10 @@ def time_chart(frame: pd.DataFrame, axis: str) -> alt.TopLevelMixin:
         .encode(x=x, y=alt.Y("ci_low_s:Q"), y2=alt.Y2("ci_high_s:Q"))
     )
     y = alt.Y(
-        "median_s:Q", title="median time per call (s)", scale=y_scale, axis=alt.Axis(format="~s")
+        "median_s:Q",
+        title="median time per call",
+        scale=y_scale,
+        axis=alt.Axis(labelExpr=tick_label("seconds")),
     )
     tooltip = _case_tooltip(
         alt.Tooltip("axis_value:Q", title=axis_title(axis)), alt.Tooltip("median_s:Q")
@@ -349,12 +361,14 @@ def time_chart(frame: pd.DataFrame, axis: str) -> alt.TopLevelMixin:
 
 
 @unvalidated
-def speedup_chart(frame: pd.DataFrame, crossings: pd.DataFrame, axis: str) -> alt.TopLevelMixin:
+def speedup_chart(
+    frame: pd.DataFrame, crossings: pd.DataFrame, axis: str, in_bytes: bool = False
+) -> alt.TopLevelMixin:
     """Accelerator speedup over the CPU (CPU time / accelerator time) against the axis, with its
     interval, a rule at 1× (break-even) and a dashed rule at each crossover inside the range.
     ``crossings`` comes from :attr:`benchsite.tables.Tables.crossovers`."""
     data, name = together(_with_crossovers(speedup_data(frame), crossings))
-    x = axis_x(data, axis)
+    x = axis_x(data, axis, in_bytes)
     y = alt.Y(
         "speedup:Q",
         title="speedup over the CPU (×)",
@@ -393,47 +407,77 @@ def _with_crossovers(data: pd.DataFrame, crossings: pd.DataFrame) -> pd.DataFram
 
 
 @unvalidated
-def rate_chart(frame: pd.DataFrame, axis: str, column: str, unit: str) -> alt.TopLevelMixin:
+def rate_chart(
+    frame: pd.DataFrame, axis: str, column: str, unit: str, in_bytes: bool = False
+) -> alt.TopLevelMixin:
     """Throughput (``column`` in ``unit``: TFLOP/s, GB/s or items/s) against the axis."""
     data, name = together(rate_data(frame, column))
-    y = alt.Y("rate:Q", title=unit, scale=log_or_linear(data["rate"]))
+    y = alt.Y(
+        "rate:Q",
+        title="throughput",
+        scale=log_or_linear(data["rate"]),
+        axis=alt.Axis(labelExpr=tick_label(unit)),
+    )
     tooltip = _case_tooltip(
         alt.Tooltip("axis_value:Q", title=axis_title(axis)), alt.Tooltip("rate:Q", title=unit)
     )
-    traced = _traced(axis_x(data, axis), y, _lines(data, name), tooltip)
+    traced = _traced(axis_x(data, axis, in_bytes), y, _lines(data, name), tooltip)
     return _facet(layer(*traced, data=data, **_size(data)), data)
 
 
+def byte_ticks(values: pd.Series) -> list[float]:
+    """Ticks for an axis of bytes at binary steps (``256 MiB``, ``512 MiB``, …; powers of 4 on a
+    log scale), so each reads as a round binary size."""
+    positive = values[values > 0]
+    if positive.empty:
+        return []
+    low, high = float(positive.min()), float(positive.max())
+    if log_or_linear(values).type == "log":
+        first, last = math.floor(math.log(low, 4)), math.ceil(math.log(high, 4))
+        return [float(4**k) for k in range(first, last + 1)]
+    step = 2.0 ** math.floor(math.log2(max(high / 4, 1.0)))
+    return [step * k for k in range(int(high // step) + 2)]
+
+
 @unvalidated
-def memory_chart(frame: pd.DataFrame, axis: str) -> alt.TopLevelMixin:
+def memory_chart(frame: pd.DataFrame, axis: str, in_bytes: bool = False) -> alt.TopLevelMixin:
     """Peak memory against the axis, per device and memory metric (GPU allocated/reserved, CPU
     RSS above the worker's baseline). Columns: axis_value, value, metric, series, variant."""
     data = memory_data(frame)
-    chart = (
-        alt.Chart(data, **_size(data))
-        .mark_line(point=True)
-        .encode(
-            x=axis_x(data, axis),
-            y=alt.Y(
-                "value:Q",
-                title="peak memory (bytes)",
-                scale=log_or_linear(data["value"]),
-                axis=alt.Axis(format="~s"),
-            ),
-            color=alt.Color("series:N", title="device"),
-            strokeDash=alt.StrokeDash("metric:N", title="metric"),
-            tooltip=_tooltip(alt.Tooltip("metric:N"), alt.Tooltip("value:Q", format=".3~s")),
-        )
+    base = alt.Chart().encode(
+        x=axis_x(data, axis, in_bytes),
+        y=alt.Y(
+            "value:Q",
+            title="peak memory",
+            scale=log_or_linear(data["value"]),
+            axis=alt.Axis(labelExpr=tick_label("bytes"), values=byte_ticks(data["value"])),
+        ),
+        color=alt.Color("series:N", title="device"),
+        tooltip=_tooltip(alt.Tooltip("metric:N"), alt.Tooltip("value:Q", format=".3~s")),
     )
+    # the lines alone carry the dash style, so its legend draws each style as a dashed line
+    # (with points on the lines too, it drew three identical dots)
+    lines = base.mark_line().encode(
+        strokeDash=alt.StrokeDash(
+            "metric:N",
+            title="metric",
+            legend=alt.Legend(symbolType="stroke", symbolStrokeColor="#888", labelLimit=140),
+        ),
+        detail="metric:N",
+    )
+    dots = base.mark_point(filled=True, size=30)
+    chart = layer(lines, dots, data=data, **_size(data))
     return _facet(chart, data)
 
 
 @unvalidated
 def headline_chart(frame: pd.DataFrame) -> alt.TopLevelMixin:
     """Speedup per workload (dot) with its interval (bar), one colour per accelerator, at the
-    largest size measured on both. Columns: workload, variant, series, speedup, low, high."""
+    largest size measured on both. Columns: workload, variant, series, speedup, low, high; a
+    ``label`` per row where given (else ``workload (variant)``)."""
     data = headline_data(frame)
-    data = data.assign(label=data["workload"] + " (" + data["variant"] + ")")
+    if "label" not in data:  # a page may name each case in words (``label``)
+        data = data.assign(label=data["workload"] + " (" + data["variant"] + ")")
     scale = log_or_linear(pd.concat([data["low"], data["high"], pd.Series([1.0])]))
     # labels cut at Vega's usual 180 px (site charts show them whole): "workload (parameters)"
     # can be long, and on a phone the chart is all labels otherwise

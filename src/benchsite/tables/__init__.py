@@ -83,6 +83,7 @@ from benchsite.tables.flags import (
     flag_map,
     not_a_peak_codes,
     suspect_codes,
+    uncertain_codes,
 )
 from benchsite.tables.rows import (
     DERIVED_COLUMNS,
@@ -165,10 +166,14 @@ class Tables:
         records; ``None``: those of the installed plugins). The rows of ``references``
         (prepared likewise) sit beside them, never among them."""
         meanings = flag_map(flags)
-        codes = suspect_codes(meanings)
-        beside = prepare(references, codes) if references is not None and len(references) else None
+        codes, uncertain = suspect_codes(meanings), uncertain_codes(meanings)
+        beside = (
+            prepare(references, codes, uncertain)
+            if references is not None and len(references)
+            else None
+        )
         return cls(
-            prepare(results, codes),
+            prepare(results, codes, uncertain),
             meanings,
             references=pd.DataFrame() if beside is None else beside,
         )

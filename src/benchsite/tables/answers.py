@@ -8,10 +8,13 @@ main sweep (the most measured sizes, then the largest). Only where a workload ha
 variant does another stand in, and its name says which (``bf16``). A median over variants or a
 pruned variant never answers for the workload.
 
-The **realistic size** is the largest size of the default variant whose pair is usable (never
-a suspect one); where the largest measured size is suspect, ``largest_reasons`` says why it was
-passed over, so that the page can say so (and where every size is, ``speedup`` is NaN). A
-crossover resting on a suspect pair is kept with its ``…_reasons``: the page flags it. Hosts of :func:`benchsite.tables.inventory.small_hosts`
+The **realistic size** is the largest measured size of the default variant. A pair flagged
+uncertain stands there with its widened interval and its ``uncertain`` codes (the page says
+so); only a suspect pair (a number that cannot be right: a flag registered as suspect)
+is passed over for the largest usable size, and ``largest_reasons`` says why (where every size
+is suspect, ``speedup`` is NaN). A crossover resting on a suspect pair is kept with its
+``…_reasons``: the page flags it. ``cpu_median_s`` and ``gpu_median_s`` are the two times at
+the realistic size. Hosts of :func:`benchsite.tables.inventory.small_hosts`
 (a 2-core CI runner) answer only where no other host does.
 """
 
@@ -51,6 +54,10 @@ COLUMNS = [
     "high",
     "cpu_row",
     "gpu_row",
+    "cpu_label",
+    "cpu_median_s",
+    "gpu_median_s",
+    "uncertain",
     "largest",
     "largest_reasons",
     "kernel_outcome",
@@ -137,6 +144,10 @@ def _answer(pairs: list[Any], crossovers: list[Any]) -> dict[str, Any]:
         "high": chosen.high,
         "cpu_row": chosen.cpu_row,
         "gpu_row": chosen.gpu_row,
+        "cpu_label": chosen.cpu_label,
+        "cpu_median_s": chosen.cpu_median_s,
+        "gpu_median_s": chosen.gpu_median_s,
+        "uncertain": tuple(chosen.uncertain),
         "largest": largest.axis_value if passed_over else math.nan,
         "largest_reasons": tuple(largest.reasons) if passed_over else (),
         **_where(kernel, "kernel"),

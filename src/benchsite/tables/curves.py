@@ -32,6 +32,7 @@ CROSSOVER_COLUMNS = [
     "below",
     "above",
     "first",
+    "first_interval",
     "last",
     "evidence",
     "suspect",
@@ -45,7 +46,8 @@ def crossovers(speedups: pd.DataFrame) -> pd.DataFrame:
     and without copies apart: the value from which the accelerator wins at every larger measured
     value. ``outcome``: ``crosses`` (``crossover`` interpolated on log-log axes between
     ``below`` and ``above``, the measured (value, speedup) points around it), ``gpu-always`` or
-    ``cpu-always``; ``where`` says the same as ``between``/``below``/``never``. Suspect when a
+    ``cpu-always``; ``where`` says the same as ``between``/``below``/``never``;
+    ``first_interval`` is the 95% interval of the speedup at the smallest value. Suspect when a
     pair it rests on (``below``, ``above``, or the end that decides) is."""
     swept = speedups[speedups["axis_value"].notna() & ~speedups["axis"].isin(RESOURCE_AXES)]
     swept = swept[swept["axis"].notna()]
@@ -76,6 +78,8 @@ SERIES_COLUMNS = (
     "include_transfer",
     "axis_value",
     "speedup",
+    "low",
+    "high",
     "cpu_row",
     "gpu_row",
     "suspect",
@@ -122,6 +126,7 @@ def _crossover(series: dict[str, list[Any]]) -> dict[str, Any]:
         "below": below,
         "above": above,
         "first": (xs[0], ss[0]),
+        "first_interval": (float(series["low"][0]), float(series["high"][0])),
         "last": (xs[-1], ss[-1]),
         "evidence": tuple(series["cpu_row"]) + tuple(series["gpu_row"]),
         "suspect": any(series["suspect"][i] for i in decided),
@@ -142,8 +147,9 @@ def interpolate(below: tuple[float, float] | None, above: tuple[float, float] | 
 def headline(speedups: pd.DataFrame) -> pd.DataFrame:
     """One speedup per workload and accelerator, from pairs timed without copies: at the largest
     axis value each variant measured on both, and where several variants (precisions, ...) were
-    measured, the one with the median speedup among the usable ones. A suspect pair is never a
-    headline, and a smaller size never stands in for it: a workload whose every variant is
+    measured, the one with the median speedup among the usable ones. A pair flagged uncertain is
+    usable (with its widened interval); a suspect pair (a number that cannot be right) is never
+    a headline, and a smaller size never stands in for it: a workload whose every variant is
     suspect at its largest size has no headline (see :func:`suspect_headlines`)."""
     at_largest = _at_largest(speedups)
     usable = at_largest[~at_largest["suspect"].astype(bool)]
@@ -195,6 +201,7 @@ SCALING_COLUMNS = [
     "row_id",
     "suspect",
     "reasons",
+    "uncertain",
 ]
 
 
@@ -229,6 +236,7 @@ def scaling(current_ok: pd.DataFrame, axis: str) -> pd.DataFrame:
             "row_id": rows["row_id"].astype(str),
             "suspect": rows["suspect"].astype(bool),
             "reasons": rows["reasons"],
+            "uncertain": rows["uncertain"] if "uncertain" in rows else [()] * len(rows),
         }
     ).sort_values(["host", "series", "workload", "variant", "x"], kind="stable")
     keys = ["host", "series", "workload", "variant"]

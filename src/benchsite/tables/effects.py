@@ -2,7 +2,8 @@
 memory, ``torch.compile``, …) against its baseline value.
 
 ``speedup`` = baseline median time / changed median time (above 1 the change is faster), with
-the block-bootstrap interval of :func:`benchsite.tables.speedups.ratio_intervals`, between two
+the block-bootstrap interval of :func:`benchsite.tables.speedups.ratio_intervals` (widened
+where a row is uncertain: :func:`benchsite.tables.speedups.widened`), between two
 current ok rows that are equal in host, device, workload, world size and every other parameter.
 A lower precision's gain is also held against the ratio of the device's peak rates where the
 rows carry them (a ``peak_tflops`` column, the device's peak at the row's precision, added by a
@@ -17,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from benchsite.tables.curves import mark
-from benchsite.tables.speedups import precision_of, ratio_intervals, without
+from benchsite.tables.speedups import pair_codes, precision_of, ratio_intervals, widened, without
 
 PEAK_MARGIN = 1.05  # a gain whose whole interval lies this far beyond the peak ratio
 COLUMNS = [
@@ -42,6 +43,7 @@ COLUMNS = [
     "peak_ratio",
     "suspect",
     "reasons",
+    "uncertain",
 ]
 
 
@@ -82,6 +84,7 @@ def _equal(value: Any, baseline: Any) -> bool:
 
 def _table(merged: pd.DataFrame, parameter: str) -> pd.DataFrame:
     found = ratio_intervals(list(zip(merged["samples_s_base"], merged["samples_s"], strict=True)))
+    found = widened(merged, found, num="_base")
     value, low, high = (np.array(c, dtype=float) for c in zip(*found, strict=True))
     nan = pd.Series(np.nan, index=merged.index)
     peak_ratio = merged.get("peak_tflops", nan).astype(float) / merged.get(
@@ -113,6 +116,7 @@ def _table(merged: pd.DataFrame, parameter: str) -> pd.DataFrame:
                 tuple(dict.fromkeys([*a, *b]))
                 for a, b in zip(merged["reasons"], merged["reasons_base"], strict=True)
             ],
+            "uncertain": pair_codes(merged, "uncertain", "_base"),
         }
     )[COLUMNS].reset_index(drop=True)
 

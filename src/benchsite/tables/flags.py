@@ -42,6 +42,11 @@ def suspect_codes(flags: Flags) -> frozenset[str]:
     return frozenset(name for name, flag in flags.items() if flag.suspect)
 
 
+def uncertain_codes(flags: Flags) -> frozenset[str]:
+    """The codes that widen a number's interval in every verdict (``Flag.uncertain``)."""
+    return frozenset(name for name, flag in flags.items() if flag.uncertain)
+
+
 def not_a_peak_codes(flags: Flags) -> frozenset[str]:
     """The codes whose rates are no device's peak (``Flag.not_a_peak``)."""
     return frozenset(name for name, flag in flags.items() if flag.not_a_peak)

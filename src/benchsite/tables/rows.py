@@ -1,11 +1,20 @@
-"""Which rows count: every row prepared once, the current row of each case, and whether an ok
-row is usable (headline-worthy) or suspect, with the reasons.
+"""Which rows count: every row prepared once, the current row of each case, whether an ok row
+is usable or suspect (with the reasons), and how uncertain its time is.
 
 A row is **ok** when its status is ``ok`` and it has a positive median. An ok row is **suspect**
 when a validity flag (added by a ``prepare_results`` plugin, read from the ``flags`` column)
-says its number should not be headlined (a :class:`benchsite.records.Flag` registered with
-``suspect=True``, :mod:`benchsite.tables.flags`); otherwise it is **usable**.
-Suspect rows are still shown, marked, with their reasons; they are never a headline.
+says its number cannot be right (a :class:`benchsite.records.Flag` registered with
+``suspect=True``, :mod:`benchsite.tables.flags`); otherwise it is **usable**. Suspect rows are
+shown, marked, with their reasons, and leave every verdict.
+
+A row flagged **uncertain** (a flag registered with ``uncertain=True``: noisy, drifting,
+measured on a busy machine) is not dropped: it stays in every verdict with a wider interval.
+Its **verdict range** (``time_low_s``–``time_high_s``, :func:`verdict_range`) spans its stored
+interval and the 10th to 90th percentile of its samples (what its samples actually spread
+over); an unflagged row's is its stored interval. Every ratio of two rows, one of them
+uncertain, widens its interval to what the two verdict ranges allow
+(:func:`benchsite.tables.speedups.widened`), so that a verdict its interval no longer supports
+(faster *or* slower) leaves that pair out and says so.
 """
 
 from __future__ import annotations
@@ -15,6 +24,7 @@ import math
 from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any, TypeVar
 
+import numpy as np
 import pandas as pd
 
 from benchsite.store import parts as store
@@ -24,6 +34,7 @@ T = TypeVar("T")
 
 CASE_KEYS = ["host", "device", "workload", "case_key"]
 RATES = (("tflops", "TFLOP/s"), ("gbps", "GB/s"), ("items_per_s", "items/s"))
+SPREAD_PERCENTILES = (10, 90)  # the samples' spread an uncertain row's verdict range covers
 # the columns :func:`prepare` adds (a download of the store leaves them out)
 DERIVED_COLUMNS = (
     "p",
@@ -36,18 +47,29 @@ DERIVED_COLUMNS = (
     "ok",
     "reasons",
     "suspect",
+    "uncertain",
+    "time_low_s",
+    "time_high_s",
 )
 
 
-def prepare(results: pd.DataFrame, suspect: Collection[str] | None = None) -> pd.DataFrame:
+def prepare(
+    results: pd.DataFrame,
+    suspect: Collection[str] | None = None,
+    uncertain: Collection[str] | None = None,
+) -> pd.DataFrame:
     """Every row with the columns derived numbers need: decoded ``p`` (params), ``m`` (metrics)
     and ``dev`` (device_info) dicts (shared between rows of equal text: read them, never change
     them), ``params_obj`` (= ``p``), ``params_text``, ``variant`` (every parameter but the axis),
     ``series`` (host and device), ``flags`` (tuples of codes), ``ok``, ``reasons`` (why an ok
-    row is suspect, as a tuple of codes) and ``suspect``. ``suspect``: the flag codes that
-    make a row suspect (default: those of the installed plugins' flags)."""
+    row is suspect, as a tuple of codes), ``suspect``, ``uncertain`` (its uncertain codes) and
+    its verdict range ``time_low_s``–``time_high_s``. ``suspect`` and ``uncertain``: the flag
+    codes that make a row suspect or uncertain (default: those of the installed plugins'
+    flags)."""
     if suspect is None:
         suspect = flag_meanings.suspect_codes(flag_meanings.installed())
+    if uncertain is None:
+        uncertain = flag_meanings.uncertain_codes(flag_meanings.installed())
     frame = results.reset_index(drop=True).copy(deep=False)
     for column, target in (("params", "p"), ("metrics", "m"), ("device_info", "dev")):
         if target not in frame:  # a prepare_results plugin may have decoded it already
@@ -66,7 +88,44 @@ def prepare(results: pd.DataFrame, suspect: Collection[str] | None = None) -> pd
     reasons = each_once(frame["flags"], lambda flags: tuple(c for c in flags if c in codes), tuple)
     frame["reasons"] = [why if ok else () for why, ok in zip(reasons, frame["ok"], strict=True)]
     frame["suspect"] = frame["reasons"].map(bool) & frame["ok"]
+    doubt = frozenset(uncertain)
+    frame["uncertain"] = each_once(
+        frame["flags"], lambda flags: tuple(c for c in flags if c in doubt), tuple
+    )
+    frame["time_low_s"], frame["time_high_s"] = _verdict_ranges(frame)
     return frame
+
+
+def _verdict_ranges(frame: pd.DataFrame) -> tuple[list[float], list[float]]:
+    """``time_low_s`` and ``time_high_s`` of every row (:func:`verdict_range`)."""
+    nan = pd.Series(math.nan, index=frame.index)
+    columns = [
+        frame["median_s"],
+        frame.get("ci_low_s", nan),
+        frame.get("ci_high_s", nan),
+        frame.get("samples_s", pd.Series([None] * len(frame), index=frame.index)),
+        frame["uncertain"],
+    ]
+    ranges = [verdict_range(*values) for values in zip(*columns, strict=True)]
+    return [low for low, _ in ranges], [high for _, high in ranges]
+
+
+def verdict_range(
+    median: float, low: float, high: float, samples: Any, uncertain: tuple[str, ...]
+) -> tuple[float, float]:
+    """The times a row's number may stand for in a verdict: its stored interval (``low`` to
+    ``high``, the median where none), and where the row is ``uncertain`` also the
+    :data:`SPREAD_PERCENTILES` of its samples."""
+    if not (median == median and median > 0):
+        return math.nan, math.nan
+    ends = [median, _finite(low, median), _finite(high, median)]
+    if uncertain and samples is not None and len(samples):
+        ends.extend(np.percentile(np.asarray(samples, dtype=float), SPREAD_PERCENTILES).tolist())
+    return min(ends), max(ends)
+
+
+def _finite(value: Any, fallback: float) -> float:
+    return float(value) if value is not None and value == value and value > 0 else fallback
 
 
 def _decoded(frame: pd.DataFrame, column: str) -> pd.Series:

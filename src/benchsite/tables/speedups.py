@@ -15,9 +15,12 @@ blocks of consecutive samples, so that samples that drift together — a clock t
 neighbour that steals the CPU for a while — are not treated as independent and do not narrow
 the interval; deterministic: every build draws the same resamples). Where a row stored no
 samples (written by hand or by an older tool) the speedup is the ratio of the stored medians and
-its interval the widest the two stored intervals allow. A pair is **suspect** when
-either of its rows is (a flag registered as suspect, :mod:`benchsite.tables.flags`);
-``reasons`` says why.
+its interval the widest the two stored intervals allow. Where either row is uncertain (a flag
+registered as uncertain, :mod:`benchsite.tables.flags`; listed in ``uncertain``) the interval
+widens to what the two rows' verdict ranges allow (:func:`widened`): a flagged pair stays in
+every verdict with that interval. A pair is **suspect** when either of its rows is (a flag
+registered as suspect: a number that cannot be right); ``reasons`` says why, and a suspect
+pair leaves every verdict.
 """
 
 from __future__ import annotations
@@ -63,6 +66,7 @@ COLUMNS = [
     "gpu_median_s",
     "suspect",
     "reasons",
+    "uncertain",
 ]
 
 
@@ -88,7 +92,7 @@ def speedups(current_ok: pd.DataFrame, accelerators: pd.DataFrame | None = None)
     intervals = ratio_intervals(
         list(zip(merged["samples_s_cpu"], merged["samples_s"], strict=True))
     )
-    table = _table(merged, from_medians_where_no_samples(merged, intervals))
+    table = _table(merged, widened(merged, from_medians_where_no_samples(merged, intervals)))
     return table.sort_values(
         ["host", "workload", "device", "variant", "axis_value"], kind="stable"
     ).reset_index(drop=True)
@@ -113,6 +117,37 @@ def from_medians_where_no_samples(
         low = _or(row[f"ci_low_s{num}"], top) / _or(row[f"ci_high_s{den}"], bottom)
         high = _or(row[f"ci_high_s{num}"], top) / _or(row[f"ci_low_s{den}"], bottom)
         out[index] = (top / bottom, min(low, top / bottom), max(high, top / bottom))
+    return out
+
+
+def widened(
+    merged: pd.DataFrame,
+    intervals: list[tuple[float, float, float]],
+    num: str = "_cpu",
+    den: str = "",
+) -> list[tuple[float, float, float]]:
+    """The intervals, each of a pair with an uncertain row (``uncertain``) widened to the ratios
+    its rows' verdict ranges (``time_low_s``–``time_high_s``, see
+    :mod:`benchsite.tables.rows`) allow: the one rule by which a flagged number carries its
+    uncertainty into every verdict. The numerator's columns end in ``num``, the
+    denominator's in ``den``."""
+    if "uncertain" not in merged:
+        return intervals
+    flagged = [
+        bool(a) or bool(b)
+        for a, b in zip(merged[f"uncertain{num}"], merged[f"uncertain{den}"], strict=True)
+    ]
+    ends = [
+        merged[f"time_{end}_s{side}"].to_numpy(float)
+        for side in (num, den)
+        for end in ("low", "high")
+    ]
+    out = list(intervals)
+    for i in itertools.compress(range(len(out)), flagged):
+        value, low, high = out[i]
+        top_low, top_high, bottom_low, bottom_high = (end[i] for end in ends)
+        if math.isfinite(value) and bottom_low > 0 and bottom_high > 0:
+            out[i] = (value, min(low, top_low / bottom_high), max(high, top_high / bottom_low))
     return out
 
 
@@ -176,8 +211,16 @@ def _table(merged: pd.DataFrame, intervals: list[tuple[float, float, float]]) ->
             "reasons": [
                 _union(a, b) for a, b in zip(merged["reasons"], merged["reasons_cpu"], strict=True)
             ],
+            "uncertain": pair_codes(merged, "uncertain", "_cpu"),
         }
     ).reset_index(drop=True)
+
+
+def pair_codes(merged: pd.DataFrame, column: str, suffix: str) -> list[tuple[str, ...]]:
+    """The codes of ``column`` of each pair's two rows (empty where the rows have none)."""
+    if column not in merged:
+        return [()] * len(merged)
+    return [_union(a, b) for a, b in zip(merged[column], merged[column + suffix], strict=True)]
 
 
 def _union(first: tuple[str, ...], second: tuple[str, ...]) -> tuple[str, ...]:

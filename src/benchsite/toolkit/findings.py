@@ -33,6 +33,7 @@ from benchsite.units import (  # noqa: F401 - short_answer: the analyses' import
     format_ratio,
     format_seconds,
     format_value,
+    plural,
     short_answer,
 )
 
@@ -46,6 +47,7 @@ __all__ = [
     "PEAK_METRIC",
     "RUN_GPU",
     "TECHNIQUES",
+    "UNCLEAR",
     "UNIT_SUFFIXES",
     "answered",
     "by_host",
@@ -66,6 +68,8 @@ __all__ = [
     "info_value",
     "is_accelerator",
     "kind_of_workload",
+    "left_out_text",
+    "median_of",
     "memory_change",
     "memory_saved",
     "metric",
@@ -83,6 +87,7 @@ __all__ = [
     "scope",
     "seconds_text",
     "short_answer",
+    "side_of",
     "slug",
     "speedup_summary",
     "speedups_of",
@@ -283,6 +288,36 @@ def faster(value: float) -> str:
     return faster_or_slower(value)
 
 
+def side_of(low: float, high: float) -> str:
+    """Which side of 1× a ratio's 95% interval lies on: ``faster`` (all above), ``slower``
+    (all below) or ``unclear`` (it includes 1×, or is not known). The one rule by which a
+    faster-or-slower verdict leaves a pair out: its uncertainty makes it uninformative there."""
+    if low == low and low > 1:
+        return "faster"
+    if high == high and high < 1:
+        return "slower"
+    return "unclear"
+
+
+UNCLEAR = "their 95% interval includes 1×, so they say neither faster nor slower"
+
+
+def left_out_text(count: int, total: int) -> str:
+    """``Left out: 2 of 10 cases, their 95% interval includes 1× …`` (empty where none is)."""
+    if not count:
+        return ""
+    return f"Left out: {count} of {plural(total, 'case')}, {UNCLEAR}."
+
+
+def median_of(values: Iterable[float]) -> float:
+    """The median (the mean of the middle two of an even count), NaN of none."""
+    ordered = sorted(values)
+    if not ordered:
+        return math.nan
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
 def suspect_lines(pairs: pd.DataFrame, in_bytes: bool = False) -> list[str]:
     """One line per suspect pair of a speedup table (:attr:`benchsite.tables.Tables.speedups`):
     its case (a ``size`` in bytes where ``in_bytes``), its speedup and why it is not
@@ -466,8 +501,9 @@ def unanswered(kind: str, key: str, title: str, why: str, what_to_run: str, **fi
 
 
 def speedups_of(tables: Tables, kind: str | None = None) -> pd.DataFrame:
-    """The usable pairs of the speedup table (never a suspect one), optionally only
-    ``training`` or ``inference`` workloads."""
+    """The usable pairs of the speedup table (every measured pair but a suspect one, whose
+    number cannot be right; a pair flagged uncertain is in, with its widened interval),
+    optionally only ``training`` or ``inference`` workloads."""
     table = tables.speedups
     table = table[~table["suspect"].astype(bool)]
     if kind is None or table.empty:
@@ -490,7 +526,7 @@ def speedup_summary(table: pd.DataFrame) -> tuple[str, list[str]]:
     for label, group in table.groupby("gpu_label", sort=True):
         best = group.loc[group["speedup"].idxmax()]
         worst = group.loc[group["speedup"].idxmin()]
-        median = float(group["speedup"].median())
+        median = median_of(group["speedup"])
         sentences.append(
             f"the {label} is {ratio(worst.speedup)} to {ratio(best.speedup)} as fast as the "
             f"CPU (median {ratio(median)} over {len(group)} cases)"

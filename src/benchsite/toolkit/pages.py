@@ -34,6 +34,7 @@ __all__ = [
     "by_strength",
     "grouped",
     "has_accelerator",
+    "main_hosts_first",
     "measured",
     "missing_text",
     "render_evidence_pages",
@@ -234,18 +235,29 @@ def by_strength(findings: list[Finding]) -> list[Finding]:
 
 
 def grouped(site: Site, kinds: tuple[str, ...] | None = None) -> list[FindingGroup]:
-    """Findings grouped by kind, known kinds in their usual order, then any others."""
+    """Findings grouped by kind, known kinds in their usual order, then any others; within a
+    kind the main hosts' first, those only about small or CI hosts
+    (:attr:`benchsite.tables.Tables.small_hosts`) last, each strongest evidence first."""
     chosen = [f for f in site.findings if kinds is None or f.kind in kinds]
     order = [kind for kind in KIND_TITLES if any(f.kind == kind for f in chosen)]
     order += sorted({f.kind for f in chosen} - set(order))
+    small = site.tables.small_hosts
     return [
         FindingGroup(
             kind,
             KIND_TITLES.get(kind, kind.replace("-", " ").capitalize()),
-            site.finding_views(by_strength([f for f in chosen if f.kind == kind])),
+            site.finding_views(main_hosts_first([f for f in chosen if f.kind == kind], small)),
         )
         for kind in order
     ]
+
+
+def main_hosts_first(findings: list[Finding], small: frozenset[str]) -> list[Finding]:
+    """``findings`` strongest first, those whose hosts are all ``small`` after the others."""
+    ranked = by_strength(findings)
+    return sorted(
+        ranked, key=lambda f: bool(f.scope.get("hosts")) and set(f.scope["hosts"]) <= small
+    )
 
 
 def missing_text(site: Site, what: str, kinds: tuple[str, ...] | None) -> str:
