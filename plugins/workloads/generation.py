@@ -225,14 +225,20 @@ def kv_cache_bytes(model: Any, batch: int, context: int) -> float:
     return float(2 * layers * heads * head_dim * context * batch * value_bytes)
 
 
-def _forward_flops(model: Any, ids: Any) -> float:
+def _forward_flops(model: Any, ids: Any) -> float | None:
     """FLOPs of one prompt forward, counted by ``FlopCounterMode`` on the case's device (the
-    attention masks of some decoders cannot be built on ``meta``)."""
+    attention masks of some decoders cannot be built on ``meta``); None where the counter has
+    no formula for an operator's shapes (torch's attention formula refuses grouped-query
+    attention, whose keys have fewer heads than its queries): the case is then measured in
+    tokens/s without a TFLOP/s."""
     import torch
     from torch.utils.flop_counter import FlopCounterMode
 
-    with FlopCounterMode(display=False) as counter, torch.inference_mode():
-        model(ids, use_cache=False)
+    try:
+        with FlopCounterMode(display=False) as counter, torch.inference_mode():
+            model(ids, use_cache=False)
+    except AssertionError:  # the counter's own shape checks, not the model's
+        return None
     return float(counter.get_total_flops())
 
 
