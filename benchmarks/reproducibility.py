@@ -3,7 +3,8 @@
 For every case measured in both stores (matched on device kind, device model, case key and
 world size; each store's newest ok row of it), per device kind: how many pairs are unflagged
 in both stores (no flag that keeps a number from being headlined, :attr:`Tables.suspect_flags`,
-and no ``host-bound`` flag: the host's launch rate, which moves between machines, sets such a
+no flag that widens its interval, :attr:`Tables.flags`' ``uncertain`` ones such as
+``irreproducible`` and ``noisy``, and no ``host-bound`` flag: the host's launch rate, which moves between machines, sets such a
 number), how many of those agree within 5% and how many have
 overlapping 95% intervals; how many pairs differ by more than 10% and how many of those are
 flagged in at least one store (the target: all); then the worst ten pairs by ratio. The flags
@@ -64,7 +65,7 @@ def current_rows(results: str) -> pd.DataFrame:
 
 def paired(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
     """The cases in both, with ``ratio`` (B over A), ``agree``, ``overlap``, ``flagged``."""
-    keep = [*MATCH, "median_s", "ci_low_s", "ci_high_s", "suspect", "flags"]
+    keep = [*MATCH, "median_s", "ci_low_s", "ci_high_s", "suspect", "uncertain", "flags"]
     both = a[keep].merge(b[keep], on=MATCH, suffixes=("_a", "_b"))
     both = both.merge(a[[*MATCH, "workload", "params_text"]], on=MATCH)
     ratio = both["median_s_b"] / both["median_s_a"]
@@ -76,6 +77,8 @@ def paired(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
         & (both["ci_low_s_b"] <= both["ci_high_s_a"]),
         flagged=both["suspect_a"].astype(bool)
         | both["suspect_b"].astype(bool)
+        | both["uncertain_a"].astype(bool)
+        | both["uncertain_b"].astype(bool)
         | both["flags_a"].map(lambda flags: HOST_BOUND in flags)
         | both["flags_b"].map(lambda flags: HOST_BOUND in flags),
     )
