@@ -304,7 +304,7 @@ def test_a_rebuild_hands_out_first_the_pages_that_took_longest_last_time(tmp_pat
         return real(function, order, **options)
 
     monkeypatch.setattr(build_module, "in_processes", spy)
-    monkeypatch.setattr(build_module, "cores", lambda: 2)
+    monkeypatch.setattr(build_module, "usable_cores", lambda: 2)
     report = build_site(BuildOptions(results=results, out=out))
     unknown = [name for name in names if name not in ("overview", "runs", "data")]
     assert handed == [*unknown, "data", "runs", "overview"] and not report.page_errors

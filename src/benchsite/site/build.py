@@ -210,15 +210,11 @@ def render_pages(
     """Render every page and write its files into the staging folder; what each gave, in the
     order of ``pages``.
 
-    Pages render side by side, in processes forked from this one (:mod:`.processes`), because
-    one after another they are most of a rebuild, which must stay under 8 s on 2 cores: on the
-    100,000 rows of ``benchmarks/site_build.py`` they took ~10 s of CPU on a shared machine in a
-    slow spell, and on a quiet 2-core Xeon 3.8 s of a 6.3 s rebuild on one of its CPUs against
-    2.3 s of 4.2 s on both (2026-12-02). Each worker writes its page's files itself: only their
-    paths come back, not the ~200 MB of HTML, which pickling through the pool cost ~1 s. One
-    worker per core: pages differ tenfold in cost, but each goes to the next free worker, and
-    two workers per core (tried) took ~1 s and ~2 CPU-s more there, sharing the cores and their
-    caches. The pages that took longest in the last build go first (:func:`longest_first`).
+    Pages render side by side, one worker per usable core, in processes forked from this one
+    (:mod:`benchsite._infra.pool`). Each worker writes its page's files itself: only their paths
+    come back, not the HTML. Each page goes to the next free worker, the pages that took longest
+    in the last build first (:func:`longest_first`); the measured effect is in
+    ``benchmarks/site_build.py``'s output and the CHANGELOG.
     Where workers cannot be forked (they would start without the site), pages render here."""
     workers = min(len(pages), usable_cores())
     if workers <= 1 or not forks():
