@@ -100,11 +100,13 @@ def test_a_run_killed_mid_run_and_mid_compaction_resumes_to_every_case_once(buck
     args = ("run", "-w", "case-add", *FAST, "--host", "h", "--results", bucket_url)
     code, _, err = finish(cli(*args, fault="write:after-rename"))  # killed after case 1 of 2
     assert code == -signal.SIGKILL, err
-    assert len(store.read_results(locate(bucket_url))) == 1
+    (first,) = store.read_results(locate(bucket_url))["run_id"].astype(str)
     code, out, err = finish(cli(*args, "--resume", fault="compact:after-rename"))
     assert code == -signal.SIGKILL, err  # killed between the compacted object and the deletes
-    assert "1 of 2 cases already stored" in out
-    assert len(parts(bucket_url)) == 3  # the compacted object and the two it supersedes
+    assert f"run {first}" in out  # the same run, continued
+    assert (
+        len(parts(bucket_url)) >= 3
+    )  # the compacted object and those it supersedes (a part a round)
     rows = store.read_results(locate(bucket_url))
     assert len(rows) == 2 and rows["case_key"].is_unique and rows["run_id"].nunique() == 1
     code, _, err = finish(cli(*args, "--resume"))  # finishes the compaction

@@ -335,7 +335,7 @@ def test_no_store_at_the_default_place_runs_the_quick_suite_first_and_says_so(
         store.write_rows(options.results, "here", "r", rows)
         return RunReport("r", "here", options.results)
 
-    monkeypatch.setattr(app, "run_benchmarks", run_benchmarks)
+    monkeypatch.setattr("benchsite.measure.runner.run_benchmarks", run_benchmarks)
     monkeypatch.chdir(tmp_path)  # ./results is the default store, and it does not exist
     options = BuildOptions(out=tmp_path / "site")
     assert app.measure_first_if_new(options, Reporter())

@@ -72,7 +72,7 @@ def test_the_readers_that_the_schema_doc_shows_read_the_store(tmp_path, monkeypa
     runs: every row, once, with the columns the files hold."""
     for host in ("alpha", "beta"):
         rows = [complete_row({"workload": "matmul", "host": host, "run_id": f"r-{host}"})]
-        rows.append(complete_row({**rows[0], "row_id": f"second-{host}"}))
+        rows.append(complete_row({**rows[0], "row_id": f"second-{host}", "case_key": "other"}))
         store.write_rows(tmp_path / "results", host, f"r-{host}", rows)
     doc = (TESTS.parent / "docs" / "results-schema.md").read_text()
     (code,) = re.findall(r"```python\n(.*?)```", doc, re.DOTALL)

@@ -114,6 +114,7 @@ NEEDED = [
     "params_text",
     "variant",
     "suspect",
+    "uncertain",
     "reasons",
 ]
 
@@ -315,10 +316,16 @@ def _table(merged: pd.DataFrame, intervals: list[tuple[float, float, float]]) ->
             "high": high,
             "significant": significant,
             "change": change,
-            "suspect": (merged["suspect"] | merged["suspect_base"]).to_numpy(bool),
+            "suspect": _doubtful(merged),
             "reasons": [
-                tuple(dict.fromkeys([*a, *b]))
-                for a, b in zip(merged["reasons"], merged["reasons_base"], strict=True)
+                tuple(dict.fromkeys([*a, *ua, *b, *ub]))
+                for a, ua, b, ub in zip(
+                    merged["reasons"],
+                    merged["uncertain"],
+                    merged["reasons_base"],
+                    merged["uncertain_base"],
+                    strict=True,
+                )
             ],
             "row_base": text("row_id_base"),
             "row_new": text("row_id"),
@@ -550,3 +557,12 @@ def run_comparison(rows: pd.DataFrame, threshold: float = REGRESSION) -> RunComp
         cases,
         both[["run_id", "row_id"]].astype(str),
     )
+
+
+def _doubtful(merged: pd.DataFrame) -> np.ndarray:
+    """Whether either side of each pair rests on a row the site doubts: suspect, or flagged
+    uncertain (its interval widened: noisy, unstable, busy, irreproducible)."""
+    doubt = merged["suspect"].astype(bool) | merged["suspect_base"].astype(bool)
+    for column in ("uncertain", "uncertain_base"):  # the uncertain flags of each row, a tuple
+        doubt = doubt | merged[column].map(bool)
+    return doubt.to_numpy(bool)
