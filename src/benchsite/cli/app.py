@@ -201,7 +201,9 @@ def run(
         host=host,
         labels=parse_labels(label or ()),
         nodes=nodes_option(nnodes, rdzv_endpoint, rdzv_id),
-        rounds=rounds,
+        # a job over several machines measures in one round: the nodes' rounds would have to
+        # meet at the rendezvous in step, which they do not yet do
+        rounds=1 if rounds is None and (nnodes or 1) > 1 else rounds,
         models=tuple(model or ()),
     )
     _check_positive(timeout=timeout, budget=budget)
