@@ -151,12 +151,12 @@ def run_benchmarks(options: RunOptions, reporter: Reporter | None = None) -> Run
     with locks.run_lock(folder) as lock, Worker(options.plugins, options.models) as worker:
         store.tidy_run(folder)  # what a killed writer of this run left
         held = _held_now(options, host, run_id, tracker)  # under the lock: one row per case
-        todo = [p for p in plan if (p.device.name, p.case_key) not in held.done]
+        remaining = [p for p in plan if (p.device.name, p.case_key) not in held.done]
         report = RunReport(run_id, host, options.results, held=len(held.done), held_ok=held.ok)
-        reporter.started(run_id, len(plan), len(plan) - len(todo))
+        reporter.started(run_id, len(plan), len(plan) - len(remaining))
         machine = busy.check_before_run(reporter, options.profile)  # recorded per row
         context = RunContext(options, plugins, run_id, host, reporter, machine, tracker)
-        _measure_and_store(worker, todo, context, held, report, lock)
+        _measure_and_store(worker, remaining, context, held, report, lock)
         _compact(report)
     _forget_if_empty(folder, options, report)
     return report
@@ -164,18 +164,18 @@ def run_benchmarks(options: RunOptions, reporter: Reporter | None = None) -> Run
 
 def _measure_and_store(
     worker: Worker,
-    todo: Sequence[PlannedCase],
+    remaining: Sequence[PlannedCase],
     context: RunContext,
     held: resume.Resumption,
     report: RunReport,
     lock: locks.Held,
 ) -> None:
-    """Measure ``todo`` round by round and store each row before the next case (a case's new
+    """Measure ``remaining`` round by round and store each row before the next case (a case's new
     round supersedes its row of the round before); Ctrl-C keeps what is stored."""
     options, host, run_id, tracker = context.options, context.host, context.run_id, context.tracker
     retry = {key: (row_id,) for key, row_id in held.retry.items()}
     try:
-        for planned, row, seconds in measure_in_rounds(worker, todo, context):
+        for planned, row, seconds in measure_in_rounds(worker, remaining, context):
             key = (planned.device.name, planned.case_key)
             replaced = (*retry.pop(key, ()), *tracker.stored(key, row["row_id"]))
             lock.confirm()  # in an object store: still this run's one writer
@@ -216,14 +216,14 @@ def round_policy(options: RunOptions) -> RoundPolicy:
 
 
 def measure_in_rounds(
-    worker: Worker, todo: Sequence[PlannedCase], context: RunContext
+    worker: Worker, remaining: Sequence[PlannedCase], context: RunContext
 ) -> Iterator[tuple[PlannedCase, dict[str, Any], float]]:
     """Measure the plan round by round: every case still due in this round, in plan order, in
     one worker process started for the round (:mod:`benchsite.measure.rounds`); yield each
     case's row (its rounds so far) after each round."""
     tracker = context.tracker
     for index in range(tracker.policy.max_rounds):
-        due = [p for p in todo if tracker.due((p.device.name, p.case_key))]
+        due = [p for p in remaining if tracker.due((p.device.name, p.case_key))]
         if not due:
             return
         if index > 0:
@@ -249,17 +249,17 @@ class RunContext:
 
 
 def measure_in_order(
-    worker: Worker, todo: Sequence[PlannedCase], context: RunContext
+    worker: Worker, remaining: Sequence[PlannedCase], context: RunContext
 ) -> Iterator[tuple[PlannedCase, dict[str, Any], float]]:
     """Measure the plan in order, yielding (case, row, seconds it took) as each finishes: one
     case at a time in the worker, and the distributed cases of one device group (same kind and
     world size) in one launch (:func:`benchsite.measure.distributed.launch.run_group`). A case
     the plan skips is stored as skipped where it comes, never launched."""
     batches: dict[tuple[str, int], list[PlannedCase]] = {}
-    for planned in todo:
+    for planned in remaining:
         if planned.group is not None and planned.skip is None:
             batches.setdefault((planned.group.kind, planned.group.world_size), []).append(planned)
-    for planned in todo:
+    for planned in remaining:
         if planned.group is None or planned.skip is not None:
             context.reporter.case_started(planned)
             started = time.perf_counter()

@@ -75,7 +75,7 @@ def cpu_text(row: Any) -> str:
 
 
 def source_text(row: Any) -> str:
-    """``reference h200: host h200, measured 2026-12-02, benchsite 0.2.0.dev0``."""
+    """``reference NAME: host HOST, measured YYYY-MM-DD, benchsite VERSION`` of the row."""
     day = pd.Timestamp(row.ref_date).strftime("%Y-%m-%d")
     return (
         f"reference {row.reference}: host {row.ref_host}, measured {day}, "
