@@ -7,11 +7,18 @@ no flag that widens its interval, :attr:`Tables.flags`' ``uncertain`` ones such 
 ``irreproducible`` and ``noisy``, and no ``host-bound`` flag: the host's launch rate, which moves between machines, sets such a
 number), how many of those agree within 5% and how many have
 overlapping 95% intervals; how many pairs differ by more than 10% and how many of those are
-flagged in at least one store (the target: all); then the worst ten pairs by ratio. The flags
+flagged in at least one store (the target: all); the same two counts over all pairs, flagged
+ones included (each with its stored interval); then the worst ten pairs by ratio. The flags
 are this version's validity flags (``prepare_results``) of the stored rows.
 
     python benchmarks/reproducibility.py STORE_A STORE_B
     python benchmarks/reproducibility.py examples/h200/results-a examples/h200/results-b --worst 20
+
+Two runs in one store: name each side's runs by the start of their ids (``--runs-a``,
+``--runs-b``, each a comma-separated list), e.g. the two H200 leases of the example store:
+
+    python benchmarks/reproducibility.py examples/h200/results examples/h200/results \
+        --runs-a 20261203T185206Z --runs-b 20261204T142814Z
 """
 
 from __future__ import annotations
@@ -44,6 +51,8 @@ class Agreement:
     overlap: int
     differ: int
     differ_flagged: int
+    agree_all: int
+    overlap_all: int
 
     def line(self) -> str:
         share = lambda count: f"{count / self.unflagged:.0%}" if self.unflagged else "-"  # noqa: E731
@@ -51,13 +60,19 @@ class Agreement:
             f"{self.kind}: {self.pairs} cases in both; {self.unflagged} unflagged in both: "
             f"{self.agree} ({share(self.agree)}) agree within {AGREE:.0%}, {self.overlap} "
             f"({share(self.overlap)}) have overlapping intervals; {self.differ} pairs differ by "
-            f"more than {DIFFER:.0%}, {self.differ_flagged} of them flagged in at least one store"
+            f"more than {DIFFER:.0%}, {self.differ_flagged} of them flagged in at least one store; "
+            f"of all {self.pairs} pairs, flagged ones included: {self.agree_all} agree within "
+            f"{AGREE:.0%}, {self.overlap_all} have overlapping intervals"
         )
 
 
-def current_rows(results: str) -> pd.DataFrame:
-    """The store's newest ok row of each case, with this version's flags and ``suspect``."""
-    frame = prepare_results(load_plugins(()), store.read_results(results))
+def current_rows(results: str, runs: tuple[str, ...] = ()) -> pd.DataFrame:
+    """The store's newest ok row of each case, with this version's flags and ``suspect``; of
+    the runs whose ids start with one of ``runs`` where any are named."""
+    rows = store.read_results(results)
+    if runs:
+        rows = rows[rows["run_id"].astype(str).str.startswith(runs)]
+    frame = prepare_results(load_plugins(()), rows)
     ok = Tables.of(frame).ok
     ok = ok.assign(device_model=ok["device_model"].fillna("").astype(str))
     return ok.sort_values("timestamp", kind="stable").drop_duplicates(MATCH, keep="last")
@@ -99,6 +114,8 @@ def agreement(pairs: pd.DataFrame) -> list[Agreement]:
                 int(clean["overlap"].sum()),
                 len(differ),
                 int(differ["flagged"].sum()),
+                int(group["agree"].sum()),
+                int(group["overlap"].sum()),
             )
         )
     return found
@@ -121,12 +138,21 @@ def main() -> int:
     parser.add_argument("store_a", help="results folder of the first run(s)")
     parser.add_argument("store_b", help="results folder of the second run(s)")
     parser.add_argument("--worst", type=int, default=10)
+    for side in ("a", "b"):
+        parser.add_argument(
+            f"--runs-{side}",
+            type=lambda text: tuple(part for part in text.split(",") if part),
+            default=(),
+            metavar="RUN[,RUN...]",
+            help=f"only the runs of store {side.upper()} whose ids start with these",
+        )
     args = parser.parse_args()
-    pairs = paired(current_rows(args.store_a), current_rows(args.store_b))
+    pairs = paired(current_rows(args.store_a, args.runs_a), current_rows(args.store_b, args.runs_b))
     if pairs.empty:
         print(f"no case was measured in both {args.store_a} and {args.store_b}")
         return 1
-    print(f"A = {args.store_a}, B = {args.store_b}")
+    named = lambda path, runs: f"{path} (runs {', '.join(runs)})" if runs else path  # noqa: E731
+    print(f"A = {named(args.store_a, args.runs_a)}, B = {named(args.store_b, args.runs_b)}")
     for found in agreement(pairs):
         print(found.line())
     print(f"\nworst {args.worst} pairs (B/A; flags of either store):")

@@ -1,5 +1,6 @@
-"""Rounds: every case measured several times, each time in a fresh worker process, and the
-rounds combined so that the stored interval includes the variation between processes.
+"""Rounds: every case measured several times, each round in a worker process of its own (one
+worker serves every case of a round), and the rounds combined so that the stored interval
+includes the variation between processes.
 
 A run measures round 1 of every case, then (in a new worker) round 2 of every case, and so on,
 as asv interleaves its rounds and pyperf its processes: a change of the machine over the run

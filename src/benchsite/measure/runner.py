@@ -230,7 +230,7 @@ def measure_in_rounds(
             worker.close()  # each round of a case in another process than its other rounds
         if tracker.policy.max_rounds > 1:
             context.reporter.notice(
-                f"round {index + 1}: {len(due)} cases, each in a fresh worker process"
+                f"round {index + 1}: {len(due)} cases, in a worker process started for this round"
             )
         yield from measure_in_order(worker, due, context)
 
