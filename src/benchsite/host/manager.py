@@ -53,7 +53,9 @@ class Plugins:
     strict: bool = False
     quiet: bool = False  # True in worker processes: the parent already reported the problems
     noted: list[str] = field(default_factory=list)
-    # what each register_* hook gave, by (hook, device kinds checked): benchsite.host.registry
+    # what each register_* hook returned, by hook, and its valid records by (hook, device
+    # kinds checked): benchsite.host.registry
+    returned: dict[str, list[tuple[str, Any]]] = field(default_factory=dict, repr=False)
     registered: dict[tuple[str, frozenset[str] | None], dict[str, Any]] = field(
         default_factory=dict, repr=False
     )
