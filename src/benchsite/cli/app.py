@@ -513,8 +513,7 @@ def main(args: list[str] | None = None) -> None:
     or a value of a wrong type is click's short usage message, exit 2."""
     signal.signal(signal.SIGINT, signal.default_int_handler)  # even if started with it ignored
     signal.signal(signal.SIGTERM, _terminate)
-    warnings.showwarning = _show_warning
-    warnings.simplefilter("default", PluginDeprecationWarning)  # once per plugin and place
+    show_warnings_as_notes()
     try:
         app(args=args)
     except BenchsiteError as exc:
@@ -543,16 +542,27 @@ def one_line(text: str) -> str:
     return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
 
 
+def show_warnings_as_notes() -> None:
+    """Show a :class:`StoreWarning` as a ``warning:`` line and a plugin's deprecation as a
+    ``note:`` line, each deprecation once per process."""
+    warnings.showwarning = _show_warning
+    warnings.simplefilter("always", PluginDeprecationWarning)  # _show_warning says each once
+
+
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
     if issubclass(category, StoreWarning):
         err_console.print(f"[yellow]warning:[/] {escape(str(message))}")
     elif issubclass(category, PluginDeprecationWarning):
-        err_console.print(f"note: {escape(str(message))} ({Path(filename).name}:{lineno})")
+        note = f"note: {message} ({Path(filename).name}:{lineno})"
+        if note not in _deprecations_noted:  # Python's own "once" forgets: a second plugin
+            _deprecations_noted.add(note)  # manager, or any change of the warning filters
+            err_console.print(escape(note))
     else:
         _default_show_warning(message, category, filename, lineno, file, line)
 
 
 _default_show_warning = warnings.showwarning
+_deprecations_noted: set[str] = set()  # the notes this process said
 
 
 if __name__ == "__main__":
