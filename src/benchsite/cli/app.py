@@ -7,7 +7,7 @@ Exit statuses:
   ``build`` had an analysis or a page fail (``--keep-going`` accepts that and exits 0),
   ``compare --fail-on-regression`` found a case significantly slower than allowed;
 - 2: a problem the user can fix (a bad flag or value, an unknown workload, an unreadable
-  store, a plugin problem with ``--strict``): a :class:`benchsite.errors.BenchsiteError`,
+  store, a plugin error with ``--strict``): a :class:`benchsite.errors.BenchsiteError`,
   printed here as one line, ``error: ...``; so is a path the system refuses (an
   :class:`OSError` naming the file, like a name too long);
 - 130: interrupted (Ctrl-C); a run keeps the cases that finished;
@@ -65,7 +65,7 @@ PluginOpt = Annotated[
     ),
 ]
 StrictOpt = Annotated[
-    bool, typer.Option("--strict", help="Stop at any plugin problem (otherwise a note).")
+    bool, typer.Option("--strict", help="Stop at any plugin error (otherwise a note).")
 ]
 ResultsOpt = Annotated[
     Path,
