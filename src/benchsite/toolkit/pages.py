@@ -32,6 +32,7 @@ __all__ = [
     "Measured",
     "WorkloadSummary",
     "by_strength",
+    "group_words",
     "grouped",
     "has_accelerator",
     "main_hosts_first",
@@ -50,7 +51,8 @@ class Measured:
     """When and where the store was measured: hosts, devices, runs, rows and the time span.
     In a fleet (:func:`benchsite.tables.fold.is_fleet`) ``hosts`` names each hardware with its
     number of hosts and ``devices`` each device model with its number of devices, rather than
-    hundreds of names; ``hosts_total`` counts the hosts either way."""
+    hundreds of names; ``hosts_total`` counts the hosts either way. ``groups`` says what each
+    device group among them is (:func:`group_words`)."""
 
     hosts: list[str]
     devices: list[str]
@@ -60,6 +62,37 @@ class Measured:
     last: str
     hosts_total: int
     fleet: bool
+    groups: list[str] = field(default_factory=list)
+
+
+def group_words(device: str, kind: str, world_size: int) -> str | None:
+    """What the device of a distributed case's row is, as its name does not say: ``cpu×2: 2
+    processes of a distributed case sharing the CPU, each with an equal share of its cores``;
+    ``cuda:0-1: 2 cuda devices of a distributed case, a process each``; ``… on 2 machines``.
+    ``None`` for a single device (``world_size`` 1)."""
+    if world_size <= 1:
+        return None
+    spread = device.partition("@")[2]
+    machines = f" on {spread.removesuffix('-nodes')} machines" if spread else ""
+    if kind == "cpu":
+        return (
+            f"{device}: {world_size} processes of a distributed case sharing the CPU{machines}, "
+            "each with an equal share of its cores"
+        )
+    return f"{device}: {world_size} {kind} devices of a distributed case{machines}, a process each"
+
+
+def _groups(ran: pd.DataFrame) -> list[str]:
+    """:func:`group_words` of every device group that ran a case, in name order."""
+    grouped = ran[ran["world_size"].fillna(1) > 1]
+    found = {
+        (str(d), str(k), int(w))
+        for d, k, w in zip(
+            grouped["device"], grouped["device_kind"], grouped["world_size"], strict=True
+        )
+    }
+    texts = (group_words(*one) for one in sorted(found, key=lambda one: natural_key(one[0])))
+    return [text for text in texts if text]
 
 
 @dataclass(frozen=True)
@@ -144,6 +177,7 @@ def measured(site: Site) -> Measured:
         last=f"{results['timestamp'].max():%Y-%m-%d %H:%M} UTC",
         hosts_total=int(results["host"].nunique()),
         fleet=fleet,
+        groups=[] if fleet else _groups(ran),
     )
 
 
