@@ -72,18 +72,24 @@ def group_words(device: str, kind: str, world_size: int) -> str | None:
     ``None`` for a single device (``world_size`` 1)."""
     if world_size <= 1:
         return None
-    spread = device.partition("@")[2]
+    return _group_text([device], kind, [world_size], device.partition("@")[2])
+
+
+def _group_text(names: list[str], kind: str, sizes: list[int], spread: str) -> str:
+    """:func:`group_words` of groups that differ only in their size: ``cpu×2, cpu×4: 2 or 4
+    processes …``."""
+    counts = [f"{size:,}" for size in sizes]
+    count = counts[0] if len(counts) == 1 else f"{', '.join(counts[:-1])} or {counts[-1]}"
     machines = f" on {spread.removesuffix('-nodes')} machines" if spread else ""
     if kind == "cpu":
-        return (
-            f"{device}: {world_size} processes of a distributed case sharing the CPU{machines}, "
-            "each with an equal share of its cores"
-        )
-    return f"{device}: {world_size} {kind} devices of a distributed case{machines}, a process each"
+        what = f"{count} processes of a distributed case sharing the CPU{machines}, each with "
+        return f"{', '.join(names)}: {what}an equal share of its cores"
+    return f"{', '.join(names)}: {count} {kind} devices of a distributed case{machines}, a process each"
 
 
 def _groups(ran: pd.DataFrame) -> list[str]:
-    """:func:`group_words` of every device group that ran a case, in name order."""
+    """:func:`group_words` of every device group that ran a case, those of one kind spread alike
+    in one line (``cpu×2, cpu×4, cpu×8: 2, 4 or 8 processes …``), in name order."""
     grouped = ran[ran["world_size"].fillna(1) > 1]
     found = {
         (str(d), str(k), int(w))
@@ -91,8 +97,14 @@ def _groups(ran: pd.DataFrame) -> list[str]:
             grouped["device"], grouped["device_kind"], grouped["world_size"], strict=True
         )
     }
-    texts = (group_words(*one) for one in sorted(found, key=lambda one: natural_key(one[0])))
-    return [text for text in texts if text]
+    alike: dict[tuple[str, str], list[tuple[str, int]]] = {}
+    for device, kind, size in sorted(found, key=lambda one: (one[2], natural_key(one[0]))):
+        alike.setdefault((kind, device.partition("@")[2]), []).append((device, size))
+    lines = [
+        _group_text([d for d, _ in groups], kind, [w for _, w in groups], spread)
+        for (kind, spread), groups in alike.items()
+    ]
+    return sorted(lines, key=natural_key)
 
 
 @dataclass(frozen=True)
