@@ -1,20 +1,29 @@
-"""docs/toolkit.md, generated from the docstrings of :mod:`benchsite.toolkit` and of the public
-names plugins import from the engine (each module's ``__all__``).
+"""The plugin docs made from the code: docs/toolkit.md, from the docstrings of
+:mod:`benchsite.toolkit` and of the public names plugins import from the engine (each module's
+``__all__``), and the generated blocks of docs/plugins.md (the collector's window, the
+``Plugins`` object, the case table), each between ``<!-- generated: NAME -->`` and
+``<!-- end: NAME -->``.
 
-``python scripts/toolkit_docs.py`` prints the page; ``--write`` writes docs/toolkit.md.
-tests/test_docs.py checks that the committed page is what this script makes.
+``python scripts/toolkit_docs.py`` prints the toolkit page; ``--write`` writes docs/toolkit.md
+and the blocks of docs/plugins.md. tests/test_docs.py checks that both committed pages are what
+this script makes.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import inspect
 import pkgutil
+import re
 import sys
+import typing
 from pathlib import Path
 from types import ModuleType
 
-PAGE = Path(__file__).resolve().parent.parent / "docs" / "toolkit.md"
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+PAGE = DOCS / "toolkit.md"
+GUIDE = DOCS / "plugins.md"
 # engine modules whose __all__ plugins import from, beside the toolkit
 ENGINE = ("benchsite.config", "benchsite.tables", "benchsite.units")
 
@@ -51,6 +60,10 @@ def summary(obj: object) -> str:
 
 
 def _annotation(value: object) -> str:
+    """An annotation as written: a string (``from __future__ import annotations``) or a named
+    tuple's forward reference as it is, anything else as Python formats it."""
+    if isinstance(value, typing.ForwardRef):
+        return value.__forward_arg__
     return value if isinstance(value, str) else inspect.formatannotation(value)
 
 
@@ -132,11 +145,94 @@ def page() -> str:
     return "\n\n".join(parts).rstrip() + "\n"
 
 
+def docstring(obj: object) -> str:
+    """``obj``'s whole docstring as Markdown: Sphinx roles (``:func:`x```) become code."""
+    text = inspect.getdoc(obj) or ""
+    text = re.sub(r":[a-z]+:`~?([^`]+)`", r"`\1`", text)
+    return re.sub(r"``([^`]+)``", r"`\1`", text)
+
+
+def field_table(record: type) -> str:
+    """A dataclass's or named tuple's fields as a Markdown table: name and type (a ``|`` in a
+    type escaped, as a table cell needs)."""
+    hints = getattr(record, "__annotations__", {})
+    names = getattr(record, "_fields", None) or [f.name for f in dataclasses.fields(record)]
+    lines = ["| field | type |", "| --- | --- |"]
+    for name in names:
+        kind = _annotation(hints[name]).replace("|", "\\|")
+        lines.append(f"| `{name}` | `{kind}` |")
+    return "\n".join(lines)
+
+
+def described(obj: object, name: str) -> str:
+    """``name`` with its signature (a function; a property: its type) and its whole docstring,
+    for the guide."""
+    if isinstance(obj, property):
+        returns = inspect.signature(obj.fget).return_annotation  # type: ignore[arg-type]
+        shown = f"{name} -> {_annotation(returns)} (a property)"
+    else:
+        shown = f"{name}{signature_text(obj)}" if inspect.isfunction(obj) else name
+    return f"`{shown}`: {docstring(obj)}"
+
+
+def collector_block() -> str:
+    from benchsite.records import Collector
+
+    return docstring(Collector)
+
+
+def plugins_block() -> str:
+    from benchsite.host.manager import PluginInfo, Plugins
+
+    return "\n\n".join(
+        [
+            described(Plugins, "Plugins"),
+            described(Plugins.load_errors, "Plugins.load_errors"),
+            described(PluginInfo, "PluginInfo"),
+            field_table(PluginInfo),
+        ]
+    )
+
+
+def case_table_block() -> str:
+    from benchsite.site import CaseTable, case_table
+    from benchsite.site.views import CaseRow
+
+    return "\n\n".join(
+        [
+            described(case_table, "case_table"),
+            described(CaseTable, "CaseTable"),
+            described(CaseRow, "CaseRow"),
+            field_table(CaseRow),
+        ]
+    )
+
+
+BLOCKS = {
+    "collector-window": collector_block,
+    "plugins-object": plugins_block,
+    "case-table": case_table_block,
+}
+
+
+def guide(text: str) -> str:
+    """``text`` (docs/plugins.md) with each generated block made afresh."""
+    for name, make in BLOCKS.items():
+        start, end = f"<!-- generated: {name} -->", f"<!-- end: {name} -->"
+        if start not in text or end not in text:
+            raise SystemExit(f"docs/plugins.md lacks the block {name} ({start} ... {end})")
+        before, rest = text.split(start, 1)
+        after = rest.split(end, 1)[1]
+        text = f"{before}{start}\n{make()}\n{end}{after}"
+    return text
+
+
 def main(argv: list[str]) -> int:
     text = page()
     if "--write" in argv:
         PAGE.write_text(text, encoding="utf-8")
-        print(f"wrote {PAGE}")
+        GUIDE.write_text(guide(GUIDE.read_text(encoding="utf-8")), encoding="utf-8")
+        print(f"wrote {PAGE} and the generated blocks of {GUIDE}")
     else:
         sys.stdout.write(text)
     return 0

@@ -89,7 +89,7 @@ def test_a_collector_problem_is_said_by_plugins_and_stops_a_strict_run(tmp_path,
         and "register_collectors raised ValueError: collector avg: merge rule(s)" in err
         and "unknown; use one of max, sum, device_sum, min, or" in err
     )
-    assert "problem: register_collectors raised" in out
+    assert "error: register_collectors raised" in out
     status, _, err = cli(
         capsys, "run", "-p", bad, "--strict", "-w", "matmul", "--results", str(tmp_path / "r")
     )
@@ -97,9 +97,11 @@ def test_a_collector_problem_is_said_by_plugins_and_stops_a_strict_run(tmp_path,
     assert not (tmp_path / "r").exists() or not list((tmp_path / "r").rglob("*.parquet"))
 
 
-def test_a_healthy_plugin_shows_no_problem(capsys):
+def test_a_healthy_plugin_shows_no_error(capsys):
     status, out, _ = cli(capsys, "plugins", "workloads.matmul")
-    assert status == 0 and "problem: none" in out and "error" not in out
+    assert status == 0 and "hooks: register_workloads" in out and "error" not in out
+    status, out, _ = cli(capsys, "plugins", "workloads.matmul", "--json")
+    assert status == 0 and json.loads(out)["error"] is None
 
 
 ODD_ANALYSIS = """

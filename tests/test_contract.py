@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from benchsite.host import registry
 from benchsite.site import analyse as analysis
 from benchsite.store import parts as store
 from benchsite.tables import Tables
-from tests.conftest import EXAMPLE_RESULTS, TESTS, install_into
+from tests.conftest import EXAMPLE_RESULTS, TESTS, install_into, patience
 
 EVERY_HOOK = str(TESTS / "plugins" / "every_hook.py")
 
@@ -106,6 +107,39 @@ def test_a_page_that_says_it_needs_no_findings_is_deprecated_and_renders_all_the
     with pytest.warns(DeprecationWarning, match=r"Page\(needs_findings=...\) for notes"):
         page = Page(name="notes", render=lambda site: [], needs_findings=False)
     assert page.render(None) == [] and page.nav_path == "notes.html"
+
+
+OLD_PAGE = """
+from benchsite import Page, hookimpl
+
+@hookimpl
+def register_pages():
+    return [Page(name="old", render=lambda site: [], needs_findings=True)]
+"""
+
+
+def test_a_deprecation_is_one_note_per_command_however_often_its_plugin_loads(tmp_path):
+    """Two plugin managers in one command (a build after the quick suite), with the warning
+    filters changed between them (pandas and Altair do): the note is said once."""
+    plugin = tmp_path / "old_page.py"
+    plugin.write_text(OLD_PAGE)
+    code = (
+        "import warnings\n"
+        "from benchsite.cli.app import show_warnings_as_notes\n"
+        "from benchsite.host import registry\n"
+        "from benchsite.host.manager import load_plugins\n"
+        "show_warnings_as_notes()\n"
+        "for _ in range(2):\n"
+        f"    registry.pages(load_plugins([{str(plugin)!r}]))\n"
+        "    with warnings.catch_warnings():\n"
+        "        warnings.simplefilter('ignore')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=patience(120)
+    )
+    assert done.returncode == 0, done.stderr
+    notes = [line for line in done.stderr.splitlines() if "needs_findings" in line]
+    assert len(notes) == 1 and notes[0].startswith("note: Page(needs_findings=...) for old")
 
 
 @pytest.fixture(scope="module")

@@ -116,3 +116,14 @@ def test_the_guide_lists_every_column_of_the_public_tables(title, columns):
         for name in re.findall(r"`([a-z_]+)`", line.split("|")[1])
     }
     assert set(getattr(importlib.import_module(module), name)) == listed
+
+
+def test_the_guides_generated_blocks_are_what_the_code_says():
+    """The collector's window, the ``Plugins`` object and the case table in docs/plugins.md are
+    the docstrings and fields of the code (``python scripts/toolkit_docs.py --write``)."""
+    spec = importlib.util.spec_from_file_location("toolkit_docs", SCRIPTS / "toolkit_docs.py")
+    generator = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generator)
+    assert GUIDE == generator.guide(GUIDE), (
+        "docs/plugins.md's generated blocks are stale: run scripts/toolkit_docs.py --write"
+    )

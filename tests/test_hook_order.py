@@ -73,8 +73,8 @@ def test_a_run_registers_once_in_its_process_and_once_in_each_worker(recorded):
     lines = recorded["run"]
     main = [line for line in lines if line["where"] == "main"]
     assert [(line["hook"], line["plugin"]) for line in main] == [
+        *(("register_workloads", name) for name in NEWEST_FIRST),  # once, the names first
         *(("register_devices", name) for name in NEWEST_FIRST),  # once, before planning
-        *(("register_workloads", name) for name in NEWEST_FIRST),
         *(("register_collectors", name) for name in NEWEST_FIRST),  # before the first case
     ]
     workers = {line["where"] for line in lines} - {"main"}

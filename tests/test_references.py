@@ -272,3 +272,51 @@ def test_the_reference_pages_read_as_prose(cpu_site):
     _, site, _ = cpu_site
     for page in ("index.html", "faq.html", "hardware.html"):
         assert not problems(site / page), (page, problems(site / page))
+
+
+def test_a_phone_shows_a_cpu_only_stores_answer_on_its_first_screen(cpu_site, chromium):
+    """At 390 × 844 the CPU-only overview answers first: your CPU against the reference GPU for
+    a training and an inference job, above the fold, linked to the full table."""
+    _, site, _ = cpu_site
+    page = chromium.new_page(viewport={"width": 390, "height": 844})
+    page.goto((site / "index.html").as_uri())
+    lead = page.locator("ul.lead-answers li")
+    training, inference = lead.all_inner_texts()
+    assert training.startswith("Training (") and inference.startswith("Inference (")
+    for sentence in (training, inference):
+        assert "your AMD EPYC, 2 cores: " in sentence and "(reference h200, 2026-12)" in sentence
+        assert "95% interval" in sentence and "different machines" in sentence
+    last = lead.nth(1).bounding_box()
+    assert last["y"] + last["height"] < 844  # both sentences on the first screen
+    assert page.locator('a[href="#reference"]').count() == 1
+    page.close()
+
+
+def test_the_overview_says_what_a_device_group_is(cpu_site):
+    """``cpu×2`` in the devices measured is explained where it is listed."""
+    _, site, _ = cpu_site
+    facts = words(section_of((site / "index.html").read_text(), 'class="facts"'))
+    assert "cpu-2core · cpu×2" in facts
+    assert (
+        "cpu×2: 2 processes of a distributed case sharing the CPU, each with an equal share of "
+        "its cores" in facts
+    )
+
+
+@pytest.mark.parametrize(
+    ("device", "kind", "world_size", "said"),
+    [
+        ("cpu", "cpu", 1, None),
+        ("cuda:0-1", "cuda", 2, "cuda:0-1: 2 cuda devices of a distributed case, a process each"),
+        (
+            "cuda×4@2-nodes",
+            "cuda",
+            4,
+            "cuda×4@2-nodes: 4 cuda devices of a distributed case on 2 machines, a process each",
+        ),
+    ],
+)
+def test_device_group_words(device, kind, world_size, said):
+    from benchsite.toolkit.pages import group_words
+
+    assert group_words(device, kind, world_size) == said

@@ -285,3 +285,17 @@ def test_pagination_links_sit_in_a_line(example_site, chromium):
         )
         assert len(tops) > 1 and max(tops) - min(tops) < 2, tops
     page.close()
+
+
+def test_on_a_phone_the_whole_menu_is_in_sight(example_site, chromium):
+    """At 390 px every entry of the navigation lies inside the window, none scrolled off to
+    the side (the menu wraps onto a few rows)."""
+    site, _ = example_site
+    page = chromium.new_page(viewport=PHONE)
+    page.goto((site / "index.html").as_uri())
+    boxes = [link.bounding_box() for link in page.locator("header nav a").all()]
+    assert len(boxes) > 8
+    outside = [box for box in boxes if box["x"] < 0 or box["x"] + box["width"] > PHONE["width"]]
+    assert not outside, f"{len(outside)} of {len(boxes)} menu entries outside the window"
+    assert page.evaluate("document.querySelector('header nav ul').scrollWidth") <= PHONE["width"]
+    page.close()

@@ -59,3 +59,18 @@ def test_help_and_version_import_no_data_stack(arguments):
         "    main()"
     )
     assert imported_after(code, ("pandas", "numpy", "pyarrow", "torch")) == []
+
+
+def test_a_mistyped_workload_is_told_before_torch_is_imported(tmp_path):
+    """``benchsite run -w matmull`` answers from the workloads' names: discovering the devices
+    (which imports torch, seconds of CPU) comes after."""
+    code = (
+        "import contextlib, io, sys\n"
+        f"sys.argv = ['benchsite', 'run', '-w', 'matmull', '--results', {str(tmp_path / 'r')!r}]\n"
+        "from benchsite.cli.app import main\n"
+        "err = io.StringIO()\n"
+        "with contextlib.redirect_stderr(err), contextlib.suppress(SystemExit):\n"
+        "    main()\n"
+        "assert err.getvalue().startswith('error: no workload matches matmull'), err.getvalue()"
+    )
+    assert imported_after(code, ("torch",)) == []

@@ -114,7 +114,7 @@ def workload_speedup(group: pd.DataFrame, in_bytes: bool = False) -> Finding:
         strength=strength_of_ratio(best.low, best.high, len(ranked))
         if not usable.empty
         else "weak",
-        chart=_chart(group),
+        chart=_chart(group, in_bytes),
         workload=first.workload,
     )
 
@@ -181,7 +181,7 @@ def _numbers(
     }
 
 
-def _chart(group: pd.DataFrame) -> object:
+def _chart(group: pd.DataFrame, in_bytes: bool = False) -> object:
     if group["axis_value"].isna().any():
         return None
     data = pd.DataFrame(
@@ -197,5 +197,7 @@ def _chart(group: pd.DataFrame) -> object:
         }
     )
     axis = str(group["axis"].iloc[0])
-    chart = ratio_chart(data.rename(columns={"x": axis}), axis, "GPU speedup over CPU", "case")
+    chart = ratio_chart(
+        data.rename(columns={"x": axis}), axis, "GPU speedup over CPU", "case", in_bytes
+    )
     return chart

@@ -108,9 +108,10 @@ def render(site: Site) -> list[RenderedPage]:
     findings = off_small_hosts(
         site, [f for f in site.findings if f.kind not in ("recommendation", "faq", "claim")]
     )
+    reference = reference_block(site)
     context = OverviewContext(
         measured=measured(site),
-        lead=lead_sentences(site, table),
+        lead=lead_sentences(site, table) or reference_lead(reference),
         systems=system_rows(site, table),
         answers=answer_rows(site, table),
         headline_chart=(
@@ -139,7 +140,7 @@ def render(site: Site) -> list[RenderedPage]:
             f"rows. {what_to_run(site)}"
         ),
         workloads=workload_summaries(site),
-        reference=reference_block(site),
+        reference=reference,
     )
     return [site.render("overview.html", "index.html", context, "overview")]
 
@@ -193,6 +194,33 @@ def lead_sentences(site: Site, table: pd.DataFrame) -> list[str]:
         if not mine.empty:
             out.append(job_sentence(site, name, call, mine.loc[mine["cpu_median_s"].idxmax()]))
     return out
+
+
+def reference_lead(block: ReferenceBlock | None) -> list[str]:
+    """The first screen's answer where the store holds no CPU/accelerator pair of its own but a
+    reference does: for a training and an inference job (the shared case of each whose CPU
+    time is longest; the heaviest case of any workload where neither was shared), your CPU's
+    time, the reference GPU's and the ratio, from the reference table below it."""
+    from benchsite.toolkit.findings import kind_of_workload
+
+    lines = [one for one in block.lines if one.speedup != "–"] if block else []
+    out = []
+    for kind, name, _ in JOBS:
+        mine = [one for one in lines if kind_of_workload(one.workload) == kind]
+        if mine:
+            out.append(reference_sentence(name, max(mine, key=lambda one: one.cpu_median_s)))
+    if not out and lines:
+        heaviest = max(lines, key=lambda one: one.cpu_median_s)
+        out.append(reference_sentence(heaviest.workload, heaviest))
+    return out
+
+
+def reference_sentence(name: str, line: Any) -> str:
+    """``Training (cnn-train, batch 16): your AMD EPYC, 2 cores: 1.2 s; NVIDIA H200 (reference
+    h200, 2026-12): 3.1 ms; 390× (95% interval …), the two in different machines.``"""
+    case = ", ".join(part for part in (line.workload, line.case, line.at) if part)
+    label = case if name == line.workload else f"{name} ({case})"
+    return f"{label}: {line.text} ({line.interval}), the two in different machines."
 
 
 def job_sentence(site: Site, name: str, call: str, row: Any) -> str:

@@ -149,8 +149,21 @@ class Collector:
 
     ``start(device)`` begins collecting just before the timed samples and returns a ``stop``
     function; ``stop()`` is called right after them and returns ``{metric: value}``. Metric
-    names are stored as ``<collector>.<metric>``. Raise :class:`CollectorUnavailable` from
-    ``start`` when the collector cannot work on this machine.
+    names are stored as ``<collector>.<metric>`` in the row's ``metrics`` JSON column; a value
+    that is no number is left out and reported. Raise :class:`CollectorUnavailable` from
+    ``start`` when the collector cannot work on this machine: the run says so once and records
+    nothing for it; any other exception of ``start`` or ``stop`` is reported once per worker and
+    never fails the case.
+
+    Where and when: both run in the case's own worker process and in the thread that calls
+    the case (a distributed case: in each rank's process), with the case's thread count set.
+    The window is the timed samples alone, every sampling pass of them (a pass the drift test
+    rejects too) with the cache flushes between samples where the case asks for them. Outside
+    it: the case's ``setup`` and the memory baseline before it, the warm-up and calibration
+    calls, the device-time blocks of a short GPU case, and ``teardown``. The collectors start one
+    after another before the first sample and stop in the reverse order after the last.
+    A case measured in rounds is collected in each round's worker; the row keeps the metrics
+    of one round (:mod:`benchsite.measure.rounds`).
 
     ``merge`` says how a metric of a distributed case combines over its ranks
     (``{metric: rule}``, the metric without the collector's prefix): ``"device_sum"`` for a

@@ -7,7 +7,7 @@ Exit statuses:
   ``build`` had an analysis or a page fail (``--keep-going`` accepts that and exits 0),
   ``compare --fail-on-regression`` found a case significantly slower than allowed;
 - 2: a problem the user can fix (a bad flag or value, an unknown workload, an unreadable
-  store, a plugin problem with ``--strict``): a :class:`benchsite.errors.BenchsiteError`,
+  store, a plugin error with ``--strict``): a :class:`benchsite.errors.BenchsiteError`,
   printed here as one line, ``error: ...``; so is a path the system refuses (an
   :class:`OSError` naming the file, like a name too long);
 - 130: interrupted (Ctrl-C); a run keeps the cases that finished;
@@ -65,7 +65,7 @@ PluginOpt = Annotated[
     ),
 ]
 StrictOpt = Annotated[
-    bool, typer.Option("--strict", help="Stop at any plugin problem (otherwise a note).")
+    bool, typer.Option("--strict", help="Stop at any plugin error (otherwise a note).")
 ]
 ResultsOpt = Annotated[
     Path,
@@ -513,8 +513,7 @@ def main(args: list[str] | None = None) -> None:
     or a value of a wrong type is click's short usage message, exit 2."""
     signal.signal(signal.SIGINT, signal.default_int_handler)  # even if started with it ignored
     signal.signal(signal.SIGTERM, _terminate)
-    warnings.showwarning = _show_warning
-    warnings.simplefilter("default", PluginDeprecationWarning)  # once per plugin and place
+    show_warnings_as_notes()
     try:
         app(args=args)
     except BenchsiteError as exc:
@@ -543,16 +542,27 @@ def one_line(text: str) -> str:
     return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
 
 
+def show_warnings_as_notes() -> None:
+    """Show a :class:`StoreWarning` as a ``warning:`` line and a plugin's deprecation as a
+    ``note:`` line, each deprecation once per process."""
+    warnings.showwarning = _show_warning
+    warnings.simplefilter("always", PluginDeprecationWarning)  # _show_warning says each once
+
+
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
     if issubclass(category, StoreWarning):
         err_console.print(f"[yellow]warning:[/] {escape(str(message))}")
     elif issubclass(category, PluginDeprecationWarning):
-        err_console.print(f"note: {escape(str(message))} ({Path(filename).name}:{lineno})")
+        note = f"note: {message} ({Path(filename).name}:{lineno})"
+        if note not in _deprecations_noted:  # Python's own "once" forgets: a second plugin
+            _deprecations_noted.add(note)  # manager, or any change of the warning filters
+            err_console.print(escape(note))
     else:
         _default_show_warning(message, category, filename, lineno, file, line)
 
 
 _default_show_warning = warnings.showwarning
+_deprecations_noted: set[str] = set()  # the notes this process said
 
 
 if __name__ == "__main__":

@@ -60,7 +60,7 @@ def compare(
         typer.Option(
             "--strict",
             help="Fail on slowdowns resting on suspect rows too (busy, noisy ...); "
-            "stop at any plugin problem.",
+            "stop at any plugin error.",
         ),
     ] = False,
     plugin: Annotated[

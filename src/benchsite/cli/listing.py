@@ -66,8 +66,9 @@ def device_rows(plugins: Plugins) -> list[dict[str, Any]]:
 
 
 def plugin_rows(plugins: Plugins) -> list[dict[str, Any]]:
-    """Every plugin found: name, where from, version, hooks and its problem, if it has one
-    (loading it, or any record it registers: every ``register_*`` hook is called here)."""
+    """Every plugin found: name, where from, version, hooks and its ``error`` (``None`` when it
+    loaded and registered cleanly: :attr:`PluginInfo.error`, loading it or any record it
+    registers; every ``register_*`` hook is called here)."""
     registry.register_all(plugins)
     return [
         {
@@ -75,7 +76,7 @@ def plugin_rows(plugins: Plugins) -> list[dict[str, Any]]:
             "source": info.source,
             "version": info.version,
             "hooks": list(info.hooks),
-            "problem": info.error or "none",
+            "error": info.error,
         }
         for info in plugins.infos.values()
     ]
@@ -93,9 +94,7 @@ SUMMARY_COLUMNS = {
         row["name"],
         row["version"],
         row["source"],
-        f"problem: {row['problem']}"
-        if row["problem"] != "none"
-        else ", ".join(row["hooks"]) or "no hooks",
+        f"error: {row['error']}" if row["error"] else ", ".join(row["hooks"]) or "no hooks",
     ],
 }
 
@@ -132,6 +131,8 @@ def detail_lines(row: Mapping[str, Any]) -> list[str]:
             count = row[f"{key}_cases"]
             lines.append(f"{key} grid ({count} cases):")
             lines += [f"  {_params(part)}" for part in value]
+        elif key == "error" and value is None:  # a plugin that loaded cleanly
+            continue
         elif key == "info":
             lines += [f"{name}: {_plain(item)}" for name, item in value.items()]
         elif not key.endswith("_cases"):

@@ -34,7 +34,10 @@ BUILTIN_PACKAGE = "benchsite.plugins"
 
 @dataclass(frozen=True)
 class PluginInfo:
-    """What ``benchsite plugins`` shows for one plugin."""
+    """One plugin found, as ``benchsite plugins`` shows it: ``source`` is ``builtin``, ``entry
+    point (<distribution>)`` or the ``-p`` spec; ``hooks`` the hooks it implements; ``error``
+    the one line that says what of it was left out (it did not import, a ``register_*`` hook
+    raised, a record it returned is invalid), ``None`` while none was."""
 
     name: str
     source: str  # "builtin", "entry point <dist>", or the path given with -p
@@ -45,15 +48,27 @@ class PluginInfo:
 
 @dataclass
 class Plugins:
-    """A loaded plugin manager and what happened while loading it."""
+    """A loaded plugin manager and what happened while loading it: ``infos`` holds a
+    :class:`PluginInfo` per plugin name, ``load_errors`` those with an ``error``; ``manager``
+    is the pluggy ``PluginManager`` (``plugins.hook.register_workloads()`` calls a hook on
+    every plugin; :mod:`benchsite.host.registry` calls them as a run or build does, each once,
+    with every record checked).
+
+    A plugin's records are checked when a ``register_*`` hook is first called (once per
+    :class:`Plugins`), not when it is imported: until then ``load_errors`` holds only the
+    plugins that did not import. :func:`benchsite.host.registry.register_all` calls every
+    hook (``benchsite plugins`` does), so that every error is in ``infos`` after it.
+    """
 
     manager: pluggy.PluginManager
     infos: dict[str, PluginInfo] = field(default_factory=dict)
     plugin_specs: tuple[str, ...] = ()
     strict: bool = False
-    quiet: bool = False  # True in worker processes: the parent already reported the problems
+    quiet: bool = False  # True in worker processes: the parent already reported the errors
     noted: list[str] = field(default_factory=list)
-    # what each register_* hook gave, by (hook, device kinds checked): benchsite.host.registry
+    # what each register_* hook returned, by hook, and its valid records by (hook, device
+    # kinds checked): benchsite.host.registry
+    returned: dict[str, list[tuple[str, Any]]] = field(default_factory=dict, repr=False)
     registered: dict[tuple[str, frozenset[str] | None], dict[str, Any]] = field(
         default_factory=dict, repr=False
     )
@@ -64,6 +79,7 @@ class Plugins:
 
     @property
     def load_errors(self) -> list[PluginInfo]:
+        """The plugins whose ``error`` is set, in load order."""
         return [info for info in self.infos.values() if info.error]
 
     def version_of(self, plugin_name: str) -> str:
@@ -83,11 +99,11 @@ class Plugins:
         )
         self.note(f"plugin {name} ({source}): {error}; {consequence} (--strict makes this fatal)")
 
-    def reject(self, plugin_name: str, problem: str, consequence: str = "left out") -> None:
-        """Plugin ``plugin_name`` registered something wrong: :meth:`fail` with ``problem``."""
+    def reject(self, plugin_name: str, error: str, consequence: str = "left out") -> None:
+        """Plugin ``plugin_name`` registered something wrong: :meth:`fail` with ``error``."""
         info = self.infos.get(plugin_name)
         source, version = (info.source, info.version) if info else ("?", "?")
-        self.fail(plugin_name, source, version, problem, consequence)
+        self.fail(plugin_name, source, version, error, consequence)
 
     def note(self, text: str) -> None:
         """Say ``text`` once, as one ``note:`` line on stderr (not when ``quiet``)."""
@@ -128,8 +144,8 @@ class Plugins:
             except ConfigError:  # the user's configuration or options: theirs to fix, one line
                 raise
             except Exception as exc:  # noqa: BLE001 - a broken plugin is reported, not fatal
-                problem = f"{hook_name} raised {describe_exception(exc)}"
-                self.reject(impl.plugin_name, problem, f"what its {hook_name} gives is left out")
+                error = f"{hook_name} raised {describe_exception(exc)}"
+                self.reject(impl.plugin_name, error, f"what its {hook_name} gives is left out")
                 continue
             for result in results:  # pluggy leaves out an implementation's None
                 yield impl.plugin_name, result

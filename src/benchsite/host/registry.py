@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from benchsite.errors import PluginError
 from benchsite.host import validation
@@ -38,11 +38,20 @@ def collect(
 ) -> dict[str, Registered[T]]:
     """Call ``hook_name`` on every plugin and return its valid records by name (device kinds
     a workload names are checked against ``known_kinds`` when given). The hook is called once
-    per :class:`Plugins` (so once per process): a later call returns what the first found."""
+    per :class:`Plugins` (so once per process), whatever ``known_kinds``: a later call checks
+    what the first returned."""
     key = (hook_name, None if known_kinds is None else frozenset(known_kinds))
     if key not in plugins.registered:
         plugins.registered[key] = _collect(plugins, hook_name, record_type, known_kinds)
     return dict(plugins.registered[key])
+
+
+def _returned(plugins: Plugins, hook_name: str) -> list[tuple[str, Any]]:
+    """``(plugin name, what it returned)`` of every implementation of ``hook_name``, called
+    the first time it is asked for."""
+    if hook_name not in plugins.returned:
+        plugins.returned[hook_name] = list(plugins.call_each(hook_name))  # hook: register_*
+    return plugins.returned[hook_name]
 
 
 def _collect(
@@ -52,7 +61,7 @@ def _collect(
     known_kinds: Collection[str] | None,
 ) -> dict[str, Registered[T]]:
     found: dict[str, Registered[T]] = {}
-    for plugin_name, items in plugins.call_each(hook_name):  # hook: register_*
+    for plugin_name, items in _returned(plugins, hook_name):
         for item in items if isinstance(items, list | tuple) else [items]:
             if not _valid(plugins, item, record_type, hook_name, plugin_name, known_kinds):
                 continue

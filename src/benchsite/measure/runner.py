@@ -139,8 +139,10 @@ def run_benchmarks(options: RunOptions, reporter: Reporter | None = None) -> Run
     store_check.preflight(options.results, host)  # store writable, host name fits: before any case
     plugins = load_plugins(options.plugins, strict=options.strict, models=options.models)
     config.check()  # a wrong benchsite.toml stops the run before anything is measured
+    check_workload_names(plugins, options.workloads)  # hook: register_workloads; a typo is
+    # told here, before the device plugins import torch
     devices = select_devices(plugins, options.devices)  # hook: register_devices
-    workloads = select_workloads(plugins, options.workloads)  # hook: register_workloads
+    workloads = select_workloads(plugins, options.workloads)
     registry.collectors(plugins)  # hook: register_collectors, here for its problems: the
     # worker that uses the collectors is quiet (and with --strict a problem stops the run now)
     plan = plan_cases(workloads, devices, options.profile, options.nodes)
@@ -314,15 +316,27 @@ def select_devices(plugins: Plugins, patterns: Sequence[str]) -> list[Device]:
 
 
 def select_workloads(plugins: Plugins, patterns: Sequence[str]) -> list[Registered[Workload]]:
-    """The workloads to run: all, or those whose name matches one of ``patterns`` (globs)."""
+    """The workloads to run: all, or those whose name matches one of ``patterns`` (globs),
+    their device kinds checked against those of the devices found."""
     kinds = {registered.item.kind for registered in registry.devices(plugins).values()}
     found = registry.workloads(plugins, kinds | validation.TORCH_DEVICE_KINDS)
     chosen = [registered for name, registered in found.items() if _matches(name, patterns)]
     if patterns and not chosen:
-        raise SelectionError(
-            f"no workload matches {', '.join(patterns)}; see `benchsite workloads` for names"
-        )
+        raise _no_workload(patterns)
     return chosen
+
+
+def check_workload_names(plugins: Plugins, patterns: Sequence[str]) -> None:
+    """Raise :class:`SelectionError` when no registered workload matches ``patterns``; it needs
+    no device, so a mistyped name costs no device discovery (which imports torch)."""
+    if patterns and not any(_matches(name, patterns) for name in registry.workloads(plugins)):
+        raise _no_workload(patterns)
+
+
+def _no_workload(patterns: Sequence[str]) -> SelectionError:
+    return SelectionError(
+        f"no workload matches {', '.join(patterns)}; see `benchsite workloads` for names"
+    )
 
 
 def _matches(name: str, patterns: Sequence[str]) -> bool:

@@ -48,17 +48,25 @@ def axis_x(data: pd.DataFrame, axis: str, in_bytes: bool = False) -> alt.X:
     of a few whole numbers (world sizes 1, 2, 4, 8; thread counts) is ticked at exactly those
     values: no tick falls between two of them (Vega's ``tickMinStep`` alone still drew 1.5)."""
     values = data["axis_value"].dropna()
-    scale = log_or_linear(values)
-    distinct = sorted(set(values))
+    return alt.X(
+        "axis_value:Q",
+        title=axis_title(axis),
+        scale=log_or_linear(values),
+        axis=value_ticks(values, in_bytes),
+    )
+
+
+def value_ticks(values: pd.Series, in_bytes: bool = False) -> alt.Axis:
+    """The ticks of a parameter's axis: in words (``8,192``, ``1 GiB`` where ``in_bytes``), and
+    where a few whole values were measured, exactly those (a decimal tick of bytes reads
+    "2.93 KiB", of batches "40 50 70 90"; one measured point is ticked at itself, not between
+    Vega's round numbers)."""
+    distinct = sorted(set(values.dropna()))
     whole = bool(distinct) and all(value % 1 == 0 for value in distinct)
     words = tick_label("bytes" if in_bytes else "count")
-    # a few whole values are ticked where they were measured (a decimal tick of bytes reads
-    # "2.93 KiB", of batches "40 50 70 90")
     if whole and len(distinct) <= MAX_LISTED_TICKS:
-        ticks = alt.Axis(values=distinct, labelExpr=words)
-    else:
-        ticks = alt.Axis(labelExpr=words)
-    return alt.X("axis_value:Q", title=axis_title(axis), scale=scale, axis=ticks)
+        return alt.Axis(values=distinct, labelExpr=words)
+    return alt.Axis(labelExpr=words)
 
 
 # parameters whose values answer one question (is pinned memory worth it, what does the copy
@@ -525,7 +533,11 @@ def runs_chart(frame: pd.DataFrame) -> alt.TopLevelMixin:
                 axis=alt.Axis(format="%b %d %H:%M", labelOverlap=True, tickCount=6),
             ),
             y=alt.Y("host:N", title=None),
-            size=alt.Size("cases:Q", title="cases"),
+            size=alt.Size(  # whole cases: no "0.5 cases" on the legend of one small run
+                "cases:Q",
+                title="cases",
+                legend=alt.Legend(tickMinStep=1, labelExpr=tick_label("count")),
+            ),
             color=alt.Color(
                 "outcome:N",
                 title=None,

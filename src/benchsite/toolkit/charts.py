@@ -72,17 +72,27 @@ def _tooltips(alt: Any, *fields: str) -> list[Any]:
 
 
 @_unvalidated
-def ratio_chart(data: pd.DataFrame, x: str, title: str, color: str | None = None) -> Any:
-    """A ratio (``value`` with ``low``/``high``) against ``x`` on log axes, a line at 1×."""
+def ratio_chart(
+    data: pd.DataFrame, x: str, title: str, color: str | None = None, in_bytes: bool = False
+) -> Any:
+    """A ratio (``value`` with ``low``/``high``) against ``x`` on log axes, a line at 1×; ``x``
+    ticked as :func:`benchsite.site.charts.value_ticks` ticks a parameter (``in_bytes``: it
+    counts bytes)."""
     alt = _altair()
     if alt is None or data.empty or len(data) > MAX_POINTS:
         return None
     color = _telling(data, color)
     encode_color = {"color": alt.Color(f"{color}:N", title=None)} if color else {}
     # the data goes on the layer, not on each part: Altair compares parts' data by printing it
-    from benchsite.site.charts import axis_title
+    from benchsite.site.charts import axis_title, value_ticks
 
-    base = alt.Chart().encode(x=alt.X(f"{x}:Q", scale=alt.Scale(type="log"), title=axis_title(x)))
+    x_axis = alt.X(
+        f"{x}:Q",
+        scale=alt.Scale(type="log"),
+        title=axis_title(x),
+        axis=value_ticks(data[x], in_bytes),
+    )
+    base = alt.Chart().encode(x=x_axis)
     band = base.mark_errorbar().encode(
         y=alt.Y("low:Q", scale=alt.Scale(type="log"), title="ratio (×)"),
         y2=alt.Y2("high:Q"),
@@ -117,19 +127,18 @@ def line_chart(
 ) -> Any:
     """``y`` against ``x`` (one line per ``color``), log x axis by default, log y axis where
     ``y`` spans decades (a GPU's throughput would flatten a CPU's to zero on a linear one);
-    axes titled ``x_title``/``y_title`` (the column names in words by default). ``None`` for
-    fewer than two points: a single dot is no curve."""
+    axes titled ``x_title``/``y_title`` (the column names in words by default), ``x`` ticked as
+    :func:`benchsite.site.charts.value_ticks` ticks a parameter. ``None`` for fewer than two
+    points: a single dot is no curve."""
     alt = _altair()
     if alt is None or len(data) < 2 or len(data) > MAX_POINTS:
         return None
-    from benchsite.site.charts import axis_title, log_or_linear
+    from benchsite.site.charts import axis_title, log_or_linear, value_ticks
 
     scale = alt.Scale(type="log") if log_x else alt.Scale()
     color = _telling(data, color)
     encode_color = {"color": alt.Color(f"{color}:N", title=None)} if color else {}
-    x_axis = alt.X(
-        f"{x}:Q", scale=scale, title=x_title or axis_title(x), axis=alt.Axis(format="~s")
-    )
+    x_axis = alt.X(f"{x}:Q", scale=scale, title=x_title or axis_title(x), axis=value_ticks(data[x]))
     return (
         alt.Chart(_drawn(data, x, y, color), title=title, **SIZE)
         .mark_line(point=True)
@@ -181,13 +190,19 @@ def history_chart(case: pd.DataFrame) -> Any:
     if alt is None:
         return None
     from benchsite.site.charts import log_or_linear
+    from benchsite.units import tick_label
 
     data = case.assign(
         started=pd.to_datetime(case["started"], utc=True).dt.strftime("%Y-%m-%dT%H:%M:%SZ"),
         change=case["verdict"].replace("", None),
     )[["started", "series", "median_s", "ci_low_s", "ci_high_s", "run_id", "change"]]
     x = alt.X("started:T", title="run started (UTC)")
-    y = alt.Y("median_s:Q", title="median time (s)", scale=log_or_linear(data["median_s"]))
+    y = alt.Y(
+        "median_s:Q",
+        title="median time",
+        scale=log_or_linear(data["median_s"]),
+        axis=alt.Axis(labelExpr=tick_label("seconds")),  # 23 µs, not 0.000023
+    )
     color = alt.Color("series:N", title=None)
     tooltip = [
         alt.Tooltip("series:N"),

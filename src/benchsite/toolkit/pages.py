@@ -32,6 +32,7 @@ __all__ = [
     "Measured",
     "WorkloadSummary",
     "by_strength",
+    "group_words",
     "grouped",
     "has_accelerator",
     "main_hosts_first",
@@ -50,7 +51,8 @@ class Measured:
     """When and where the store was measured: hosts, devices, runs, rows and the time span.
     In a fleet (:func:`benchsite.tables.fold.is_fleet`) ``hosts`` names each hardware with its
     number of hosts and ``devices`` each device model with its number of devices, rather than
-    hundreds of names; ``hosts_total`` counts the hosts either way."""
+    hundreds of names; ``hosts_total`` counts the hosts either way. ``groups`` says what each
+    device group among them is (:func:`group_words`)."""
 
     hosts: list[str]
     devices: list[str]
@@ -60,6 +62,49 @@ class Measured:
     last: str
     hosts_total: int
     fleet: bool
+    groups: list[str] = field(default_factory=list)
+
+
+def group_words(device: str, kind: str, world_size: int) -> str | None:
+    """What the device of a distributed case's row is, as its name does not say: ``cpu×2: 2
+    processes of a distributed case sharing the CPU, each with an equal share of its cores``;
+    ``cuda:0-1: 2 cuda devices of a distributed case, a process each``; ``… on 2 machines``.
+    ``None`` for a single device (``world_size`` 1)."""
+    if world_size <= 1:
+        return None
+    return _group_text([device], kind, [world_size], device.partition("@")[2])
+
+
+def _group_text(names: list[str], kind: str, sizes: list[int], spread: str) -> str:
+    """:func:`group_words` of groups that differ only in their size: ``cpu×2, cpu×4: 2 or 4
+    processes …``."""
+    counts = [f"{size:,}" for size in sizes]
+    count = counts[0] if len(counts) == 1 else f"{', '.join(counts[:-1])} or {counts[-1]}"
+    machines = f" on {spread.removesuffix('-nodes')} machines" if spread else ""
+    if kind == "cpu":
+        what = f"{count} processes of a distributed case sharing the CPU{machines}, each with "
+        return f"{', '.join(names)}: {what}an equal share of its cores"
+    return f"{', '.join(names)}: {count} {kind} devices of a distributed case{machines}, a process each"
+
+
+def _groups(ran: pd.DataFrame) -> list[str]:
+    """:func:`group_words` of every device group that ran a case, those of one kind spread alike
+    in one line (``cpu×2, cpu×4, cpu×8: 2, 4 or 8 processes …``), in name order."""
+    grouped = ran[ran["world_size"].fillna(1) > 1]
+    found = {
+        (str(d), str(k), int(w))
+        for d, k, w in zip(
+            grouped["device"], grouped["device_kind"], grouped["world_size"], strict=True
+        )
+    }
+    alike: dict[tuple[str, str], list[tuple[str, int]]] = {}
+    for device, kind, size in sorted(found, key=lambda one: (one[2], natural_key(one[0]))):
+        alike.setdefault((kind, device.partition("@")[2]), []).append((device, size))
+    lines = [
+        _group_text([d for d, _ in groups], kind, [w for _, w in groups], spread)
+        for (kind, spread), groups in alike.items()
+    ]
+    return sorted(lines, key=natural_key)
 
 
 @dataclass(frozen=True)
@@ -144,6 +189,7 @@ def measured(site: Site) -> Measured:
         last=f"{results['timestamp'].max():%Y-%m-%d %H:%M} UTC",
         hosts_total=int(results["host"].nunique()),
         fleet=fleet,
+        groups=[] if fleet else _groups(ran),
     )
 
 
