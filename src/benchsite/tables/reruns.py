@@ -15,6 +15,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+__all__ = ["rerun_spread", "run_medians", "within_spread"]  # public: docs/toolkit.md
+
 CASE = ["device_model", "device_kind", "case_key", "world_size"]
 COLUMNS = [*CASE, "runs", "hosts", "low_s", "high_s"]
 
