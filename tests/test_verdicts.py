@@ -50,6 +50,11 @@ def test_the_memory_claims_say_what_was_measured_not_an_extrapolation(analysed):
         assert "would hold" not in claim.answer and "27,575" not in claim.answer
     assert "34,304 samples on the NVIDIA H200 (cuda:0)" in gpu.answer
     assert "model size was not measured" in gpu.answer  # the example store has no max-model
+    faq = one(analysed, "faq-memory")
+    assert "Model size was not measured" in faq.answer and "samples fills its" in faq.answer
+    for text in (cpu.answer, gpu.answer, faq.answer):  # every batch size carries its unit
+        bare = re.findall(r"\b\d{1,3}(?:,\d{3})+\b(?! samples)", text)
+        assert not bare, bare
 
 
 def test_a_peak_leaves_out_in_cache_rows(analysed):

@@ -297,7 +297,7 @@ def _fits(row: Any) -> str:
         if row.limit == row.limit and row.limit
         else ""
     )
-    return f"{row.max_batch:,.0f} on the {row.label}{budget}"
+    return f"{row.max_batch:,.0f} samples on the {row.label}{budget}"
 
 
 def batch_words(size: float) -> str:
