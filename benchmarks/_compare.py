@@ -12,7 +12,7 @@ The comparison is paired and bracketed: in every round the Timer takes a turn ju
 and just after benchsite's, and the round's ratio is benchsite's median over the geometric mean
 of the two Timer medians; the ratio reported is the median of the per-round ratios. A level
 that the machine holds for a few seconds — an H200 host's kernel-launch rate moves between ~15
-and ~27 µs a call that way (docs/methodology.md) — then weighs on both sides of a round alike,
+and ~27 µs a call that way (docs/measurement-history.md) — then weighs on both sides of a round alike,
 and a level that moves steadily during the round cancels, even when benchsite's turn runs
 longer than the Timer's (its drift test samples a drifting case again). The median of each
 harness's own per-round medians, also printed, can land on either level and is not what the

@@ -99,9 +99,44 @@ def test_memory_per_sample_is_the_slope_and_gpu_memory_limit_is_named(tmp_path):
     # the CPU searched within 16 GiB of its 256 GiB and already fits 4× the GPU's batch: measured,
     # not extrapolated to all of its RAM
     assert "would hold" not in limit.answer
+    assert "fits a batch of 8,192 samples in 16 GiB: here GPU memory is the tighter" in limit.answer
+
+
+def test_the_model_size_claim_reads_the_largest_model_measured(tmp_path):
+    """max-model rows: the largest model per device in parameters, the GPU's limit measured and
+    the CPU's not reached at its budget; the claim about model size rests on them."""
+    from benchsite.plugins.analyses import claims
+
+    from tests.analysis_frames import CPU_INFO, GPU_INFO
+
+    budget = {"width": 2048, "batch": 8, "precision": "fp32", "cpu_memory_budget_gib": 4.0}
+    model = {"max_model_params": 2.5e8, "max_model_layers": 60, "max_model_limit_bytes": 2**32}
+    gpu = {"max_model_params": 8.8e9, "max_model_layers": 2098, "max_model_limit_bytes": 1.5e11}
+    rows = [
+        row(
+            "max-model", "cpu", 1.0, budget, metrics=model, info={**CPU_INFO, "memory_bytes": 2**37}
+        ),
+        row(
+            "max-model",
+            "cuda:0",
+            0.05,
+            budget,
+            metrics=gpu,
+            info={**GPU_INFO, "memory_bytes": 1.5e11},
+        ),
+    ]
+    tables = Tables.of(frame(rows, tmp_path))
+    (largest,) = [f for f in analysis_memory.memory_findings(tables) if f.workload == "max-model"]
+    assert "a model of 250 million parameters (60 layers) on the" in largest.answer
+    assert "within a 4 GiB budget" in largest.answer
+    assert "a model of 8.8 billion parameters fills its 140 GiB" in largest.answer
+    assert "limit was not reached at 4 GiB" in largest.answer
+    claim = claims.gpu_memory_limits(tables, [largest])
+    assert claim.verdict == "supported" and "8.8 billion parameters (2,098 layers" in claim.answer
     assert (
-        "fits a batch of 8,192 in 16 GiB: for this model GPU memory is the tighter" in limit.answer
+        "not reached at 4 GiB" in claim.answer and "not measured" not in claim.answer.split(".")[0]
     )
+    assert set(claim.evidence) == set(largest.evidence)
 
 
 def test_compile_breakeven_and_checkpointing_memory(tmp_path):

@@ -127,3 +127,19 @@ def test_the_guides_generated_blocks_are_what_the_code_says():
     assert GUIDE == generator.guide(GUIDE), (
         "docs/plugins.md's generated blocks are stale: run scripts/toolkit_docs.py --write"
     )
+
+
+def test_the_methodology_page_is_a_reference_in_words():
+    """docs/methodology.md (the site's Methodology page) names every validity flag a built-in
+    sets and says what it does to a verdict, and writes no result column's raw name (such as
+    ``ci_high_s``): the schema page is for those."""
+    from benchsite.plugins.analyses import validity
+
+    from benchsite.store.parts import SCHEMA
+
+    text = (TESTS.parent / "docs" / "methodology.md").read_text(encoding="utf-8")
+    missing = [flag.name for flag in validity.register_flags() if f"`{flag.name}`" not in text]
+    assert not missing, f"flags the methodology does not explain: {missing}"
+    columns = [name for name in SCHEMA.names if "_" in name]
+    raw = [name for name in columns if re.search(rf"\b{re.escape(name)}\b", text)]
+    assert not raw, f"raw column names in the methodology's prose: {raw}"

@@ -49,7 +49,12 @@ def test_the_memory_claims_say_what_was_measured_not_an_extrapolation(analysed):
         assert "which memory is the tighter limit was not measured" in claim.answer
         assert "would hold" not in claim.answer and "27,575" not in claim.answer
     assert "34,304 samples on the NVIDIA H200 (cuda:0)" in gpu.answer
-    assert "not on model size" in gpu.answer
+    assert "model size was not measured" in gpu.answer  # the example store has no max-model
+    faq = one(analysed, "faq-memory")
+    assert "Model size was not measured" in faq.answer and "samples fills its" in faq.answer
+    for text in (cpu.answer, gpu.answer, faq.answer):  # every batch size carries its unit
+        bare = re.findall(r"\b\d{1,3}(?:,\d{3})+\b(?! samples)", text)
+        assert not bare, bare
 
 
 def test_a_peak_leaves_out_in_cache_rows(analysed):
@@ -294,9 +299,10 @@ def test_the_example_config_answers_what_it_costs_with_dated_sourced_list_prices
         f"Per item, the accelerator costs less in {len(ratios)} of {len(ratios)} workloads"
     )
     copy = one(priced, "energy-cost-h200-copy")
-    assert "at its list price" in copy.answer and "costs 8.8× less per item" in copy.answer
+    # $4.54 a GPU-hour against $0.8064 for the host's 16 Intel Xeon vCPUs (an AWS m7i)
+    assert "at its list price" in copy.answer and "costs 11× less per item" in copy.answer
     assert "Spheron on-demand H200 price as of 17 March 2026" in copy.explanation
-    assert "June 2026" in copy.explanation
+    assert "m7i.xlarge (Intel Xeon, 4 vCPUs) $0.2016 an hour" in copy.explanation
 
 
 @pytest.mark.parametrize("width,height", [(1280, 800), (390, 844)])

@@ -35,6 +35,7 @@ SUITE = {
     "preprocess",
     "cpu-threads",
     "max-batch",
+    "max-model",
 }
 MODULE_PREFIX = "benchsite.plugins.workloads."
 
@@ -62,7 +63,7 @@ def cpu() -> Device:
 
 def quick_cases() -> list[tuple[str, dict]]:
     found = registry.workloads(load_plugins())
-    names = sorted(SUITE - {"max-batch"})  # its own test below runs it with a smaller budget
+    names = sorted(SUITE - {"max-batch", "max-model"})  # their own tests below run them
     return [(name, params) for name in names for params in found[name].item.grid("quick")]
 
 
@@ -225,13 +226,35 @@ def test_max_batch_on_the_cpu_stays_within_its_budget(workloads, cpu) -> None:
         case.teardown()
 
 
+def test_max_model_on_the_cpu_finds_the_largest_mlp_within_its_budget(workloads, cpu) -> None:
+    (params,) = workloads["max-model"].grid("quick")
+    case = workloads["max-model"].setup(cpu, params)
+    try:
+        limit, peak = case.metrics["max_model_limit_bytes"], case.metrics["max_model_peak_bytes"]
+        layers, parameters = case.metrics["max_model_layers"], case.metrics["max_model_params"]
+        assert limit == params["cpu_memory_budget_gib"] * 2**30
+        assert 0.5 * limit < peak <= limit  # the search got close to the budget, never over it
+        assert parameters == workload_max_batch.mlp_parameters(params["width"], int(layers))
+        # fp32 weights, gradients and two AdamW states: at least 16 bytes a parameter
+        assert peak >= 16 * parameters
+        case.run()
+    finally:
+        case.teardown()
+
+
+def test_max_model_search_on_a_gpu_stops_where_memory_runs_out() -> None:
+    trial = _FakeTrial(300)  # fits up to 300 layers
+    found, _ = workload_max_batch.search_by_doubling(trial)
+    assert 300 - 300 // 64 <= found <= 300
+
+
 def test_max_batch_budget_from_config_is_the_parameter_the_row_records(tmp_path, monkeypatch):
     config = tmp_path / "benchsite.toml"
     config.write_text("[max_batch]\ncpu_memory_budget_gib = 0.5\n")
     monkeypatch.setenv("BENCHSITE_CONFIG", str(config))
-    (workload,) = workload_max_batch.register_workloads()
-    for profile in ("quick", "full"):
-        assert [p["cpu_memory_budget_gib"] for p in workload.grid(profile)] == [0.5]
+    for workload in workload_max_batch.register_workloads():  # max-batch and max-model
+        for profile in ("quick", "full"):
+            assert [p["cpu_memory_budget_gib"] for p in workload.grid(profile)] == [0.5]
     assert workload_max_batch.cpu_budget_bytes({"cpu_memory_budget_gib": 0.5}) == 0.5 * 2**30
     monkeypatch.delenv("BENCHSITE_CONFIG")
     monkeypatch.chdir(tmp_path / "..")

@@ -30,6 +30,7 @@ from benchsite.toolkit.findings import (
     median_of,
     memory_change,
     memory_saved,
+    model_words,
     percent,
     ratio,
     ratio_ci,
@@ -176,16 +177,27 @@ def _series(crossings: list[Any]) -> str:
 def max_batches(findings: list[Finding]) -> list[dict[str, Any]]:
     """Every device's largest batch, from the max-batch findings' numbers (with its host,
     case and label)."""
+    return _per_device(findings, "devices")
+
+
+def largest_models(findings: list[Finding]) -> list[dict[str, Any]]:
+    """Every device's largest model, from the max-model findings' numbers (with its host,
+    case, label and, where it compares a CPU with a GPU, the finding's verdict)."""
+    return _per_device(findings, "largest_models")
+
+
+def _per_device(findings: list[Finding], key: str) -> list[dict[str, Any]]:
     return [
         {
             **values,
             "label": label,
             "host": (f.scope.get("hosts") or ["?"])[0],
             "case": f.numbers.get("case", ""),
+            "verdict": f.numbers.get("verdict", "") if f.numbers.get("compared") else "",
         }
         for f in findings
-        if f.kind == "memory" and "devices" in f.numbers
-        for label, values in f.numbers["devices"].items()
+        if f.kind == "memory" and key in f.numbers
+        for label, values in f.numbers[key].items()
     ]
 
 
@@ -237,6 +249,23 @@ def cpu_no_memory_limit(tables: Tables, findings: list[Finding]) -> Finding:
 
 def gpu_memory_limits(tables: Tables, findings: list[Finding]) -> Finding:
     claim = "GPU memory constraints can limit the size of models that can be trained."
+    models = [d for d in largest_models(findings) if d["device_kind"] != "cpu"]
+    if models:  # the max-model search ends where the GPU's memory does: model size measured
+        parts = "; ".join(
+            f"{model_words(d['parameters'])} ({d['layers']:,.0f} layers of an MLP) on the "
+            f"{d['label']} ({bytes_text(d['memory_bytes'])})"
+            for d in models
+        )
+        evidence = [r for f in findings if f.workload == "max-model" for r in f.evidence]
+        said = [d["verdict"] for d in largest_models(findings) if d["verdict"]]
+        return verdict(
+            "gpu-memory",
+            claim,
+            "supported",
+            f"the largest model whose training step fits stops where GPU memory does: {parts}.",
+            evidence,
+            bullets=list(dict.fromkeys(said)),
+        )
     gpu = [d for d in max_batches(findings) if d["device_kind"] != "cpu"]
     current = tables.current
     ooms = list(current["row_id"][current["status"] == "oom"])
@@ -251,7 +280,7 @@ def gpu_memory_limits(tables: Tables, findings: list[Finding]) -> Finding:
             claim,
             "supported",
             f"the batch stops where GPU memory does: at most {parts}. Tested on the batch "
-            "size of one model, not on model size.",
+            "size of one model; model size was not measured (`benchsite run -w max-model`).",
             _memory_rows(findings) + ooms,
             bullets=[_compared(findings)],
         )

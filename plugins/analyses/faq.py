@@ -277,6 +277,9 @@ def memory_needed(tables: Tables, findings: list[Finding]) -> Finding:
     found = by_host(found, host_order(tables))
     verdicts = [f.numbers["verdict"] for f in found if f.numbers.get("compared")]
     lead = verdicts[0] if verdicts else "Memory grows with the batch, per workload and device:"
+    if not any("largest_models" in f.numbers for f in found):  # what was measured: the batch
+        note = "Model size was not measured (`benchsite run -w max-model` measures it)."
+        lead = f"{lead} {note}" if verdicts else f"{note} {lead}"
     return reply("memory", q, lead, _lines(found), _evidence(found))
 
 

@@ -8,11 +8,13 @@ collector marks ``memory.per_case``; of older rows only the GPU's allocated peak
 live tensors only, is used: their CPU figures were measured against the worker's start). The ``max-batch`` workload gives the largest training batch
 that fits on each device (on the CPU within a memory budget, so the machine never swaps), and
 out-of-memory failures are reported: where the CPU fits a larger batch than the GPU, the GPU's
-memory, not its speed, is the limit.
+memory, not its speed, is the limit. The ``max-model`` workload gives, likewise, the largest
+model (in parameters) whose training step fits on each device.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +30,7 @@ from benchsite.toolkit.findings import (
     finding,
     info_value,
     metric,
+    model_words,
     with_case,
 )
 
@@ -35,6 +38,7 @@ if TYPE_CHECKING:
     from benchsite.tables import Tables
 
 MAX_BATCH = "max-batch"
+MAX_MODEL = "max-model"
 PER_CASE = "memory.per_case"  # the memory collector's mark: the figures are the case's own
 BUDGET = "cpu_memory_budget_gib"  # a max-batch parameter, worded as the budget, not the case
 
@@ -70,7 +74,7 @@ def memory_lines(tables: Tables) -> list[MemoryLine]:
     rows = tables.ok
     if rows.empty:
         return []
-    rows = rows[(rows["axis"] == "batch") & (rows["workload"] != MAX_BATCH)]
+    rows = rows[(rows["axis"] == "batch") & ~rows["workload"].isin([MAX_BATCH, MAX_MODEL])]
     rows = rows[np.array([_own(r) for r in rows.itertuples()], dtype=bool)]
     peaks = [metric(r, PEAK_METRIC.get(str(r.device_kind), "")) for r in rows.itertuples()]
     rows = rows.assign(peak=peaks, series=[case_text(p, skip=["batch"]) for p in rows["p"]])
@@ -119,19 +123,33 @@ def _line(series: pd.DataFrame) -> MemoryLine:
 
 
 def max_batches(tables: Tables) -> pd.DataFrame:
-    """The newest ``max-batch`` result per host, device and case, with its memory budget."""
+    """The newest ``max-batch`` result per host, device and case, with its memory budget:
+    ``max_batch``, ``limit``, ``peak``, ``ram``, ``label`` and ``case``."""
+    return _largest(tables, MAX_BATCH, "max_batch", "max_batch")
+
+
+def max_models(tables: Tables) -> pd.DataFrame:
+    """The newest ``max-model`` result per host, device and case: as :func:`max_batches`, with
+    ``max_model_params`` (the largest model's parameters) and ``max_model_layers``."""
+    found = _largest(tables, MAX_MODEL, "max_model_params", "max_model")
+    return found.assign(
+        max_model_layers=[metric(r, "max_model_layers") for r in found.itertuples()]
+    )
+
+
+def _largest(tables: Tables, workload: str, size: str, prefix: str) -> pd.DataFrame:
     rows = tables.ok
     if rows.empty:
-        return rows
-    rows = rows[rows["workload"] == MAX_BATCH]
+        return rows.assign(**{size: [], "limit": [], "peak": [], "ram": [], "label": []})
+    rows = rows[rows["workload"] == workload]
     return rows.assign(
-        max_batch=[metric(r, "max_batch") for r in rows.itertuples()],
-        limit=[metric(r, "max_batch_limit_bytes") for r in rows.itertuples()],
-        peak=[metric(r, "max_batch_peak_bytes") for r in rows.itertuples()],
+        **{size: [metric(r, size) for r in rows.itertuples()]},
+        limit=[metric(r, f"{prefix}_limit_bytes") for r in rows.itertuples()],
+        peak=[metric(r, f"{prefix}_peak_bytes") for r in rows.itertuples()],
         ram=[info_value(r, "memory_bytes") for r in rows.itertuples()],
         label=[device_label(r) for r in rows.itertuples()],
         case=[case_text(p, skip=[BUDGET]) for p in rows["p"]],
-    ).dropna(subset=["max_batch"])
+    ).dropna(subset=[size])
 
 
 def memory_findings(tables: Tables) -> list[Finding]:
@@ -142,6 +160,9 @@ def memory_findings(tables: Tables) -> list[Finding]:
     table = max_batches(tables)
     for (host, case), group in table.groupby(["host", "case"], sort=True) if len(table) else []:
         findings.append(_max_batch_finding(str(host), str(case), group, oom_rows(tables, host)))
+    models = max_models(tables)
+    for (host, case), group in models.groupby(["host", "case"], sort=True) if len(models) else []:
+        findings.append(_max_model_finding(str(host), str(case), group))
     return findings
 
 
@@ -205,15 +226,7 @@ def _max_batch_finding(host: str, case: str, group: pd.DataFrame, ooms: list[str
             + (f" {len(ooms)} case(s) on this host failed with out-of-memory." if ooms else "")
         ),
         numbers={
-            "devices": {
-                r.label: {
-                    "max_batch": r.max_batch,
-                    "limit_bytes": r.limit,
-                    "device_kind": str(r.device_kind),
-                    "memory_bytes": r.ram,
-                }
-                for r in group.itertuples()
-            },
+            "devices": per_device(group, max_batch="max_batch"),
             "case": case,
             "verdict": verdict,
             "compared": group["device_kind"].nunique() > 1,
@@ -226,40 +239,100 @@ def _max_batch_finding(host: str, case: str, group: pd.DataFrame, ooms: list[str
     )
 
 
+def per_device(group: pd.DataFrame, **sizes: str) -> dict[str, dict[str, Any]]:
+    """A largest-size finding's numbers per device label: each of ``sizes`` (name → column),
+    the budget (``limit_bytes``), the device kind and its memory."""
+    return {
+        r["label"]: {
+            **{name: r[column] for name, column in sizes.items()},
+            "limit_bytes": r["limit"],
+            "device_kind": str(r["device_kind"]),
+            "memory_bytes": r["ram"],
+        }
+        for _, r in group.iterrows()
+    }
+
+
+def _max_model_finding(host: str, case: str, group: pd.DataFrame) -> Finding:
+    """The largest model per device of one host and case; its numbers carry, per device
+    (``largest_models``), the parameters, the layers, the budget, the device kind and its
+    memory, and the verdict (``compared``: whether it compares a CPU with a GPU)."""
+    parts = [
+        f"{model_words(r.max_model_params)} ({r.max_model_layers:,.0f} layers) on the {r.label}"
+        + (f" (within a {bytes_text(r.limit)} budget)" if below_ram(r) else "")
+        for r in group.itertuples()
+    ]
+    verdict = memory_verdict(group, "max_model_params", model_words)
+    return finding(
+        "memory",
+        [host, MAX_MODEL, case],
+        "Largest model that fits" + (f" ({case})" if case else ""),
+        f"On {host}, the largest MLP whose training step fits: "
+        + "; ".join(parts)
+        + f". {verdict}",
+        explanation=(
+            "Found by searching the number of layers of an MLP of fixed width (fp32, AdamW: "
+            "weights, gradients and optimizer state, about 16 bytes a parameter) until memory "
+            "runs out; on the CPU the search stops at a memory budget (so the machine never "
+            "swaps), so the CPU number is a floor set by that budget, not by the hardware."
+        ),
+        numbers={
+            "largest_models": per_device(
+                group, parameters="max_model_params", layers="max_model_layers"
+            ),
+            "case": case,
+            "verdict": verdict,
+            "compared": group["device_kind"].nunique() > 1,
+        },
+        evidence=list(group["row_id"]),
+        scope={"hosts": [host], "devices": list(group["label"]), "workloads": [MAX_MODEL]},
+        strength="moderate",
+        workload=MAX_MODEL,
+    )
+
+
 def _fits(row: Any) -> str:
     budget = (
         f" (within a {bytes_text(row.limit)} budget)"
         if row.limit == row.limit and row.limit
         else ""
     )
-    return f"{row.max_batch:,.0f} on the {row.label}{budget}"
+    return f"{row.max_batch:,.0f} samples on the {row.label}{budget}"
 
 
-def memory_verdict(group: pd.DataFrame) -> str:
-    """Which device's memory limits the batch, from what was measured only: a CPU searched
-    within a budget smaller than its RAM did not reach its limit, and is said so ("not reached
-    at …"), never scaled up to all of its RAM."""
+def batch_words(size: float) -> str:
+    """A batch size in words, with its unit."""
+    return f"a batch of {size:,.0f} samples"
+
+
+def memory_verdict(
+    group: pd.DataFrame, column: str = "max_batch", words: Callable[[float], str] = batch_words
+) -> str:
+    """Which device's memory limits the size (``column``: the batch, the model's parameters,
+    read by ``words``), from what was measured only: a CPU searched within a budget smaller
+    than its RAM did not reach its limit, and is said so ("not reached at …"), never scaled up
+    to all of its RAM."""
     cpu = group[group["device_kind"] == "cpu"]
     gpu = group[group["device_kind"] != "cpu"]
     if cpu.empty or gpu.empty:
         return "Only one kind of device was measured, so there is nothing to compare."
-    smallest = gpu.loc[gpu["max_batch"].idxmin()]
+    smallest = gpu.loc[gpu[column].idxmin()]
     gpu_said = (
-        f"The {smallest.label}'s limit was measured: a batch of {smallest.max_batch:,.0f} "
-        f"samples fills its {bytes_text(smallest.ram)}."
+        f"The {smallest.label}'s limit was measured: {words(smallest[column])} fills its "
+        f"{bytes_text(smallest.ram)}."
     )
-    best = cpu.loc[cpu["max_batch"].idxmax()]
-    if best.max_batch > smallest.max_batch:  # a floor where budgeted: already more
+    best = cpu.loc[cpu[column].idxmax()]
+    if best[column] > smallest[column]:  # a floor where budgeted: already more
         return (
-            f"{gpu_said} The {best.label} fits a batch of {best.max_batch:,.0f} in "
-            f"{bytes_text(best.limit if below_ram(best) else best.ram)}: for this model GPU "
-            "memory is the tighter limit."
+            f"{gpu_said} The {best.label} fits {words(best[column])} in "
+            f"{bytes_text(best.limit if below_ram(best) else best.ram)}: here GPU memory is the "
+            "tighter limit."
         )
-    budgeted = [row for row in cpu.itertuples() if below_ram(row)]
+    budgeted = [row for _, row in cpu.iterrows() if below_ram(row)]
     if budgeted:
         said = "; ".join(
-            f"the {row.label}'s limit was not reached at {bytes_text(row.limit)} (a batch of "
-            f"{row.max_batch:,.0f} samples; its RAM is {bytes_text(row.ram)})"
+            f"the {row.label}'s limit was not reached at {bytes_text(row.limit)} "
+            f"({words(row[column])}; its RAM is {bytes_text(row.ram)})"
             for row in budgeted
         )
         return (
@@ -267,7 +340,7 @@ def memory_verdict(group: pd.DataFrame) -> str:
             "the machine never swaps, so which memory is the tighter limit was not measured."
         )
     return (
-        f"{gpu_said} The {best.label} fits at most {best.max_batch:,.0f} in its "
+        f"{gpu_said} The {best.label} fits at most {words(best[column])} in its "
         f"{bytes_text(best.ram)} of RAM: here the CPU's RAM is the tighter limit."
     )
 

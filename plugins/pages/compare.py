@@ -1,9 +1,13 @@
 """The Compare page: two hosts, two runs or two device models side by side, case by case.
 
 Every number is :func:`benchsite.tables.compare.compare`'s, computed at build time for the
-pairs a reader most often wants (each run against its host's previous run, newest first, every
-two hosts, every two device models; at most :data:`MAX_PAIRS` pairs and :data:`MAX_CASES` case
-lines, so a big fleet's page stays small) and embedded in the page as JSON. Plain JS
+pairs a reader most often wants (every two device models of one kind, each run against its
+host's previous run, newest first, every two hosts; at most :data:`MAX_PAIRS` pairs and
+:data:`MAX_CASES` case lines, so a big fleet's page stays small) and embedded in the page as
+JSON. A case is coloured slower or faster by the rule ``benchsite compare A B
+--fail-on-regression 5%`` gates on (:func:`benchsite.tables.compare.verdicts`): its interval
+leaves out no change, its NEW median lies outside what the store's other runs of that hardware
+gave, and it moved by more than 5%. Plain JS
 reads ``compare.html?a=BASE&b=NEW`` and shows that pair (the other way round too: the ratio and
 its interval inverted), so a comparison can be linked, also from ``file://``; any other pair is
 one ``benchsite compare A B`` away.
@@ -62,18 +66,20 @@ def register_pages() -> list[Page]:
 
 def render(site: Site) -> list[RenderedPage]:
     from benchsite.tables import compare as comparing
+    from benchsite.tables.reruns import run_medians
 
     rows = site.tables.rows
     sides, pairs, cases, store_sides = {}, {}, 0, comparing.Sides(rows)
+    medians = run_medians(rows)  # the reruns' spread: a change inside it is no change
     for base, new in chosen_pairs(rows):
         common = store_sides.cases_in_common(base, new)
         if not common or cases + common > MAX_CASES:
             continue  # nothing in common, or over the page's budget: `benchsite compare` has it
         cases += common
         one, two = store_sides[base], store_sides[new]
-        table = comparing.compared(comparing.matched(one, two))
+        table = comparing.compared(comparing.matched(one, two), medians=medians)
         sides.update({s.name: f"{s.name} ({s.kind})" for s in (one, two)})
-        pairs[f"{one.name}{SEPARATOR}{two.name}"] = pair_data(table, one, two)
+        pairs[f"{one.name}{SEPARATOR}{two.name}"] = pair_data(table, one, two, medians)
     groups = sorted(comparing.hardware_groups(rows).items())
     first = tuple(next(iter(pairs)).split(SEPARATOR)) if pairs else None
     data = {"pairs": pairs, "sides": sides}
@@ -103,30 +109,43 @@ def leader_boards(table: pd.DataFrame) -> list[Board]:
 
 
 def chosen_pairs(rows: pd.DataFrame) -> list[tuple[str, str]]:
-    """Every two device models first (the page opens on the first pair with cases in common:
-    two hardware models where there are two), then each run against its host's previous one,
-    newest first, then every two hosts."""
-    ok = rows[rows["ok"].to_numpy(bool)]
-    hosts = sorted(set(ok["host"].astype(str)))
-    models = sorted(set(ok["device_model"].dropna().astype(str)) - set(hosts))
+    """The pairs to embed, the most useful first (the page opens on the first pair with cases
+    in common): every two device models of one device kind (two CPUs, two GPUs: like with
+    like), then each run against its host's previous one, newest first, then every two models
+    of different kinds, then every two hosts."""
     from benchsite.tables import compare as comparing
 
-    pairs = list(itertools.combinations(models, 2)) if len(models) <= MAX_SIDES_OF_A_KIND else []
-    pairs += [(base, new) for _, base, new in comparing.run_pairs(rows)][::-1]  # newest first
+    ok = rows[rows["ok"].to_numpy(bool)]
+    hosts = sorted(set(ok["host"].astype(str)))
+    kinds = ok.dropna(subset=["device_model"]).groupby(ok["device_model"].astype(str))
+    kind_of = {model: set(frame["device_kind"].astype(str)) for model, frame in kinds}
+    models = sorted(set(kind_of) - set(hosts))
+    two = list(itertools.combinations(models, 2)) if len(models) <= MAX_SIDES_OF_A_KIND else []
+    alike = [(a, b) for a, b in two if kind_of[a] & kind_of[b]]
+    started = ok.groupby(ok["run_id"].astype(str))["timestamp"].min()
+    runs = sorted(comparing.run_pairs(rows), key=lambda pair: started[pair[2]], reverse=True)
+    pairs = alike + [(base, new) for _, base, new in runs]  # the newest run of any host first
+    pairs += [pair for pair in two if pair not in alike]
     if len(hosts) <= MAX_SIDES_OF_A_KIND:
         pairs += list(itertools.combinations(hosts, 2))
     return pairs[:MAX_PAIRS]
 
 
-def pair_data(table: pd.DataFrame, base: comparing.Side, new: comparing.Side) -> dict:
+def pair_data(
+    table: pd.DataFrame, base: comparing.Side, new: comparing.Side, medians: pd.DataFrame
+) -> dict:
     """One pair as the page's script reads it: a row per case and the hardware differences.
-    A case counts (and is coloured) as slower or faster only where its interval excludes no
-    change and the change exceeds :data:`benchsite.tables.compare.REGRESSION` (5%): a 1%
-    shift inside what reruns move is no change to paint."""
+    A case counts (and is coloured) as slower or faster by
+    :func:`benchsite.tables.compare.verdicts` at :data:`benchsite.tables.compare.REGRESSION`
+    (5%), the regression gate's rule, in each direction (the reruns' rule is not symmetric:
+    the page shown the other way round reads the reversed comparison's verdicts); a case inside
+    its reruns' spread says so."""
     from benchsite.tables import compare as comparing
 
     changes = {"regression": 1, "improvement": -1, "unchanged": 0}
+    back = comparing.reversed_comparison(table, medians)
     verdicts = comparing.verdicts(table, comparing.REGRESSION) if len(table) else []
+    back_verdicts = comparing.verdicts(back, comparing.REGRESSION) if len(back) else []
     cases = [
         [
             row.workload,
@@ -140,8 +159,17 @@ def pair_data(table: pd.DataFrame, base: comparing.Side, new: comparing.Side) ->
             changes[verdict],
             int(row.suspect),
             int(row.same_hardware),
+            int(row.within_reruns),
+            changes[back_verdict],
+            int(back_within),
         ]
-        for row, verdict in zip(table.itertuples(index=False), verdicts, strict=True)
+        for row, verdict, back_verdict, back_within in zip(
+            table.itertuples(index=False),
+            verdicts,
+            back_verdicts,
+            back["within_reruns"],
+            strict=True,
+        )
     ]
     return {"cases": cases, "hardware": comparing.hardware_differences(base, new)}
 

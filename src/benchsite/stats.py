@@ -98,7 +98,7 @@ def median_ci_correlated(samples: Sequence[float]) -> tuple[float, float]:
     Student's t (7 degrees of freedom) times that. Below :data:`MIN_BATCH_SAMPLES` samples only
     the order-statistic interval is used. The interval never leaves the samples' range (a
     time's interval is never negative). Its coverage of the true median, measured by
-    Monte-Carlo runs: docs/methodology.md ("Statistics")."""
+    Monte-Carlo runs: docs/measurement-history.md ("Coverage of a round's interval")."""
     ordered = sorted(samples)
     low, high = median_ci(ordered)
     if len(samples) < MIN_BATCH_SAMPLES or not correlated(samples):

@@ -46,7 +46,7 @@ PROFILES = {
         rel_ci=0.05, budget_s=0.6, min_samples=5, warmup_s=0.05, min_time_s=0.2
     ),
     # divided over the rounds (ROUNDS), each round warming up in its own process; why 1.8 s
-    # and 0.9 s (2 s and 1 s in one process before): docs/methodology.md ("Timing", "Rounds")
+    # and 0.9 s: docs/measurement-history.md ("The sampling budget")
     "full": MeasureSettings(budget_s=1.8, min_time_s=0.9, warmup_s=0.1),
 }
 ROUNDS = {"quick": RoundPolicy(3, 3, cheap_s=5.0), "full": RoundPolicy(3, 5, cheap_s=15.0)}

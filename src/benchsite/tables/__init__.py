@@ -114,6 +114,7 @@ __all__ = [
     "metric_frame",
     "precision_of",
     "ratio_intervals",
+    "reruns",
     "run_order",
     "without",
     "work_keys",

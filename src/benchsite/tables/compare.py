@@ -53,6 +53,7 @@ __all__ = [  # public: docs/toolkit.md
     "matched",
     "parse_threshold",
     "regressions",
+    "reversed_comparison",
     "run_comparison",
     "run_pairs",
     "side",
@@ -264,11 +265,35 @@ def compared(
         return pd.DataFrame(columns=COLUMNS)
     pairs = list(zip(merged["samples_s"], merged["samples_s_base"], strict=True))
     intervals = from_medians_where_no_samples(merged, ratio_intervals(pairs), "", "_base")
-    table = _table(merged, intervals)
-    if medians is not None:
-        within = reruns.within_spread(table, medians)
-        table = table.assign(within_reruns=within, change=np.where(within, "same", table["change"]))
+    table = _with_reruns(_table(merged, intervals), medians)
     return table.sort_values("ratio", ascending=False, kind="stable")
+
+
+def _with_reruns(table: pd.DataFrame, medians: pd.DataFrame | None) -> pd.DataFrame:
+    """``table`` with its ``change`` from its interval and, given the store's run medians, the
+    reruns' rule: a case inside its reruns' spread (``within_reruns``) is ``same``."""
+    low, high = table["low"].to_numpy(float), table["high"].to_numpy(float)
+    within = (
+        reruns.within_spread(table, medians)
+        if medians is not None
+        else np.zeros(len(table), dtype=bool)
+    )
+    change = np.where(low > 1, "slower", np.where(high < 1, "faster", "same"))
+    return table.assign(within_reruns=within, change=np.where(within, "same", change))
+
+
+SWAPPED = [("device", "_base", "_new"), ("host", "_base", "_new"), ("model", "_base", "_new")]
+SWAPPED += [("median", "_base_s", "_new_s"), ("row", "_base", "_new"), ("run", "_base", "_new")]
+
+
+def reversed_comparison(table: pd.DataFrame, medians: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The :func:`compared` table of NEW against BASE, from that of BASE against NEW: the sides
+    swapped, the ratio and its interval inverted, and the reruns' rule applied from the other
+    side (it asks whether the *new* median lies within its other runs, so it is not symmetric)."""
+    names = {f"{stem}{one}": f"{stem}{two}" for stem, one, two in SWAPPED}
+    swapped = table.rename(columns={**names, **{new: old for old, new in names.items()}})
+    ratio, low, high = (1 / table[name].to_numpy(float) for name in ("ratio", "high", "low"))
+    return _with_reruns(swapped.assign(ratio=ratio, low=low, high=high), medians)[COLUMNS]
 
 
 def matched(base: Side, new: Side) -> pd.DataFrame:
@@ -293,7 +318,6 @@ def match_keys(rows: pd.DataFrame, by_device: bool) -> np.ndarray:
 def _table(merged: pd.DataFrame, intervals: list[tuple[float, float, float]]) -> pd.DataFrame:
     ratio, low, high = (np.array(column, dtype=float) for column in zip(*intervals, strict=True))
     significant = (low > 1) | (high < 1)
-    change = np.where(significant & (low > 1), "slower", np.where(significant, "faster", "same"))
     text = lambda name: merged[name].astype(str).to_numpy()  # noqa: E731
     return pd.DataFrame(
         {
@@ -315,7 +339,7 @@ def _table(merged: pd.DataFrame, intervals: list[tuple[float, float, float]]) ->
             "low": low,
             "high": high,
             "significant": significant,
-            "change": change,
+            "change": "same",  # _with_reruns: from the interval and the reruns' spread
             "suspect": _doubtful(merged),
             "reasons": [
                 tuple(dict.fromkeys([*a, *ua, *b, *ub]))
@@ -341,13 +365,11 @@ def _table(merged: pd.DataFrame, intervals: list[tuple[float, float, float]]) ->
 
 
 def verdicts(table: pd.DataFrame, threshold: float) -> np.ndarray:
-    """``regression``, ``improvement`` or ``unchanged`` for each compared case: significantly
-    slower by more than ``threshold`` (0.05 for 5%), significantly faster by more than it, or
-    neither."""
-    ratio, change = table["ratio"].to_numpy(float), table["change"].to_numpy()
-    slower = (change == "slower") & (ratio > 1 + threshold)
-    faster = (change == "faster") & (ratio < 1 - threshold)
-    return np.where(slower, "regression", np.where(faster, "improvement", "unchanged"))
+    """``regression``, ``improvement`` or ``unchanged`` for each compared case: the gate's
+    verdict (:func:`gate_verdicts`, suspect rows counted) at a share ``threshold`` (0.05 for
+    5%): a change (``change``: its interval leaves out 1 and, given the run medians, its NEW
+    median is outside the reruns' spread) of more than ``threshold``."""
+    return gate_verdicts(table, Threshold(share=threshold), strict=True)
 
 
 def regressions(table: pd.DataFrame, threshold: float) -> pd.DataFrame:

@@ -5,15 +5,17 @@ A case here is (device model, device kind, case key, world size): the runs of ev
 device of that model count, as a second lease of the same machine kind is what a reader's own
 rerun would be. Each run contributes its newest ok row of the case (its median). The spread is
 the lowest and the highest of those medians and how many runs gave them; a page shows it beside
-the current value ("9–24 µs over 3 runs"), and ``benchsite compare`` counts a new median that
-falls inside the spread of the *other* runs (at least two of them) as no change
-(:func:`within_spread`).
+the current value ("9–24 µs over 3 runs"), and ``benchsite compare`` and the Compare page
+count a new median that falls inside the spread of the *other* runs of the same model (at least
+two of them) as no change (:func:`within_spread`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+
+__all__ = ["rerun_spread", "run_medians", "within_spread"]  # public: docs/toolkit.md
 
 CASE = ["device_model", "device_kind", "case_key", "world_size"]
 COLUMNS = [*CASE, "runs", "hosts", "low_s", "high_s"]
@@ -45,18 +47,23 @@ def rerun_spread(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def within_spread(compared: pd.DataFrame, medians: pd.DataFrame) -> np.ndarray:
-    """For each compared case (rows of :func:`benchsite.tables.compare.compared`): whether its
-    NEW median lies within the lowest and highest median that *other* runs of the case on
-    NEW's device model gave (at least two such runs): a difference reruns of the same hardware
-    show anyway."""
+    """For each compared case (rows of :func:`benchsite.tables.compare.compared`) whose two
+    sides are devices of one model: whether its NEW median lies within the lowest and highest
+    median that *other* runs of the case on that model gave (at least two such runs): a
+    difference reruns of the same hardware show anyway. Two models' difference is never
+    excused by one model's reruns."""
     if compared.empty or medians.empty:
         return np.zeros(len(compared), dtype=bool)
+    same_model = (
+        compared["model_new"].astype(str) == compared["model_base"].astype(str)
+    ).to_numpy()
     by_case = {
         key: list(zip(group["run_id"].astype(str), group["median_s"], strict=True))
         for key, group in medians.groupby(["device_model", "case_key", "world_size"], sort=False)
     }
     found = []
-    for model, case, world, run, median in zip(
+    for alike, model, case, world, run, median in zip(
+        same_model,
         compared["model_new"],
         compared["case_key"],
         compared["world_size"],
@@ -65,5 +72,5 @@ def within_spread(compared: pd.DataFrame, medians: pd.DataFrame) -> np.ndarray:
         strict=True,
     ):
         others = [m for r, m in by_case.get((str(model), case, world), ()) if r != run]
-        found.append(len(others) >= 2 and min(others) <= median <= max(others))
+        found.append(alike and len(others) >= 2 and min(others) <= median <= max(others))
     return np.array(found, dtype=bool)

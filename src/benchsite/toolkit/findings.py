@@ -29,6 +29,7 @@ from benchsite.units import (  # noqa: F401 - short_answer: the analyses' import
     SHORT_BULLETS,
     faster_or_slower,
     format_bytes,
+    format_count,
     format_percent,
     format_ratio,
     format_seconds,
@@ -74,6 +75,7 @@ __all__ = [
     "memory_saved",
     "metric",
     "metric_value",
+    "model_words",
     "not_measured",
     "number_text",
     "parameter_words",
@@ -430,6 +432,11 @@ def transfer_text(params: Mapping[str, Any]) -> str:
 def bytes_text(value: float | None) -> str:
     """A byte count in words (:func:`benchsite.units.format_bytes`): ``1.5 GiB``."""
     return format_bytes(value)
+
+
+def model_words(parameters: float) -> str:
+    """A model's size in words, with its unit: ``a model of 1.2 billion parameters``."""
+    return f"a model of {format_count(parameters)} parameters"
 
 
 def seconds_text(value: float | None) -> str:
