@@ -200,9 +200,10 @@ def test_the_workload_pages_read_in_the_models_units(model_site):
     assert "Throughput (images/s) against batch" in resnet and "items/s" not in resnet
     llm = page_text(model_site, "workloads/llm-generate.html")
     assert "Throughput (tokens/s) against batch" in llm
-    assert re.search(r"time per token p50\s+[\d.]+ ms", llm)  # the community's ms per token
-    assert re.search(r"time to first token\s+[\d.]+ ms", llm)
-    assert re.search(r"[\d,.]+ tokens/s \(\S+ ms per token, p50\) reading", llm)
+    seconds = r"[\d.]+ (s|ms|µs)"  # in its unit, not a bare number of seconds
+    assert re.search(rf"time per token p50\s+{seconds}\s", llm)  # the community's ms per token
+    assert re.search(rf"time to first token\s+{seconds}\s", llm)
+    assert re.search(rf"[\d,.]+ tokens/s \({seconds} per token, p50\) reading", llm)
     charts = "".join(p.read_text() for p in (model_site / "assets" / "charts").glob("*.svg"))
     assert "throughput (images/s)" in charts and "throughput (tokens/s)" in charts
     widgets = page_text(model_site, "workloads/widgets.html")
