@@ -155,6 +155,12 @@ INVALID = [
         "timeout_s is 0: give a positive number of seconds, or None",
     ),
     (
+        "w",
+        'params={"n": [1]}, item="images/s"',
+        "item is 'images/s': give what one item is as a singular noun in lower case, like "
+        "'image' or 'token'",
+    ),
+    (
         "my workload",
         'params={"n": [1]}',
         "name 'my workload' is not a valid name: use letters, digits, '-', '_', '.' or '+', "

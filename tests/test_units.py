@@ -10,12 +10,17 @@ from benchsite.units import (
     faster_or_slower,
     format_bytes,
     format_count,
+    format_items_rate,
     format_number,
+    format_per_item,
     format_percent,
+    format_rate,
     format_rate_in,
     format_ratio,
     format_seconds,
     format_value,
+    is_item_noun,
+    items_unit,
     metric_words,
     plural,
 )
@@ -61,6 +66,24 @@ def test_rates_take_si_prefixes():
     assert format_rate_in(4200.0, "GB/s") == "4.2 TB/s"
     assert format_rate_in(0.00211, "TFLOP/s") == "2.11 GFLOP/s"
     assert format_rate_in(58850.3, "items/s") == "58,900 items/s"
+
+
+def test_throughput_counts_what_the_workload_declared_one_item_to_be():
+    assert format_items_rate(1160.4, "image") == "1,160 images/s"
+    assert format_items_rate(46.04, "token") == "46 tokens/s"
+    assert format_items_rate(12.0, None) == "12 items/s"  # declared nothing, or an older row
+    assert [items_unit(noun) for noun in ("sequence", "query", "patch", "day", "text sample")] == [
+        "sequences/s",
+        "queries/s",
+        "patches/s",
+        "days/s",
+        "text samples/s",
+    ]
+    assert format_per_item(0.0217, "token") == "21.7 ms per token"
+    row = type("Row", (), {"tflops": None, "gbps": None, "items_per_s": 8.0, "item_unit": "image"})
+    assert format_rate(row) == "8 images/s"
+    assert is_item_noun("image") and is_item_noun("text sample")
+    assert not any(map(is_item_noun, ("Images", "images/s", "", "x", None, 3)))
 
 
 def test_times_write_their_unit():
@@ -110,5 +133,7 @@ def test_a_metric_name_reads_as_words_with_its_unit():
     assert metric_words("nvml.sm_clock_max_mhz") == "NVML: SM clock max (MHz)"
     assert metric_words("memory.gpu_peak_reserved_bytes") == "memory: GPU peak reserved (bytes)"
     assert metric_words("cost.usd_per_hour") == "cost: USD per hour"
-    assert metric_words("compile_s") == "compile (s)"
+    assert metric_words("compile_s") == "compile"  # the value carries the unit: 12.3 s
+    assert metric_words("ttft_s") == "time to first token"
+    assert metric_words("token_p50_s") == "time per token p50"
     assert metric_words("samples") == "samples"  # a lone word is not a unit

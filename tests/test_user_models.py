@@ -43,7 +43,7 @@ def broken():
     raise ValueError("no weights here")
 """
 ARGS = ("run", "-d", "cpu", "--budget", "0.05", "--host", "host-a")
-GOOD = "usernets:tiny_net,inputs=example"
+GOOD = "usernets:tiny_net,inputs=example,item=sample"  # its throughput: samples/s
 
 
 @pytest.fixture(scope="module")
@@ -137,6 +137,7 @@ def test_only_broken_models_exit_1_and_keep_what_was_stored(measured, capsys):
         ("usernets:tiny_net", "say what the model takes: inputs=FUNCTION or shape=3x224"),
         ("usernets:tiny_net,shape=16,dtype=int64", "integer dtype int64 needs high="),
         ("usernets:tiny_net,shape=16,dtype=floaty", "dtype 'floaty' is no torch dtype"),
+        ("usernets:tiny_net,shape=16,item=Image", "item 'Image': name one item as a singular"),
     ],
 )
 def test_a_malformed_model_is_one_line_and_exit_2(user_folder, capsys, spec, problem):
@@ -182,6 +183,7 @@ def test_the_site_gives_the_model_its_page_and_its_overview_row(user_folder, mea
     params = [json.loads(text) for text in ok["params"]]
     pair = [
         row("tiny-net-infer", device, seconds, case, host="host-b", axis="batch")
+        | {"item_unit": "sample", "items_per_s": case["batch"] / seconds}
         for case in params
         for device, seconds in (("cpu", 4e-3 * case["batch"]), ("cuda:0", 1e-3 * case["batch"]))
     ]
@@ -190,7 +192,8 @@ def test_the_site_gives_the_model_its_page_and_its_overview_row(user_folder, mea
     status, _, err = cli(capsys, "build", "--results", str(results), "--out", str(site))
     assert status == 0, err
     page = (site / "workloads" / "tiny-net-infer.html").read_text()
-    assert "tiny-net-infer" in page
+    assert "tiny-net-infer" in page and "Throughput (samples/s) against batch" in page
     overview = (site / "index.html").read_text()
     answer = overview.split('<table class="answers">', 1)[1].split("</table>", 1)[0]
     assert 'href="workloads/tiny-net-infer.html"' in answer
+    assert re.search(r"[\d,.]+ samples/s against [\d,.]+ samples/s", answer)  # its own unit

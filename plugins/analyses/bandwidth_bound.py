@@ -14,8 +14,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from benchsite import Analysis, Finding, hookimpl
-from benchsite.toolkit.findings import case_text, finding, percent
-from benchsite.units import format_number, format_rate_in
+from benchsite.toolkit.findings import case_text, finding, metric_value, percent
+from benchsite.units import format_items_rate, format_per_item, format_rate_in, item_of
 
 if TYPE_CHECKING:
     from benchsite.tables import Tables
@@ -43,12 +43,14 @@ def bandwidth_findings(tables: Tables) -> list[Finding]:
 
 def _finding(share: Any, row: Any) -> Finding:
     case = case_text(row["p"])
-    rate = format_number(float(row["items_per_s"]), "") if row["items_per_s"] else "–"
+    item = row.get("item_unit")
+    latency = metric_value(row["m"], "token_p50_s")  # a generation case's per-token latency
+    per_item = f" ({format_per_item(latency, item)}, p50)" if latency else ""
     answer = (
-        f"{rate} tokens/s reading {format_rate_in(share.gbps, 'GB/s')}: "
-        f"{percent(share.share)} of the {format_rate_in(share.bandwidth_gbps, 'GB/s')} this "
-        f"device reached copying memory, the bound on how fast it can read the weights and "
-        f"KV cache each token needs."
+        f"{format_items_rate(row['items_per_s'], item)}{per_item} reading "
+        f"{format_rate_in(share.gbps, 'GB/s')}: {percent(share.share)} of the "
+        f"{format_rate_in(share.bandwidth_gbps, 'GB/s')} this device reached copying memory, "
+        f"the bound on how fast it can read the weights and KV cache each {item_of(item)} needs."
     )
     return finding(
         "bandwidth-bound",

@@ -1,4 +1,5 @@
-"""Which batch size pays? Throughput (items/s) against batch size on each device.
+"""Which batch size pays? Throughput (items/s, in the workload's item: images/s, tokens/s)
+against batch size on each device.
 
 A bigger batch keeps a GPU's thousands of lanes busy, until it does not. For each series of
 cases that differ only in ``batch``, the saturation point is the smallest measured batch whose
@@ -25,13 +26,12 @@ from benchsite.toolkit.findings import (
     percent,
     with_case,
 )
-from benchsite.units import format_count
+from benchsite.units import format_rate_in
 
 if TYPE_CHECKING:
     from benchsite.tables import Tables
 
 GROWTH = 0.10
-RATE_AXIS = "items per second"  # the chart's axis title
 
 
 @dataclass(frozen=True)
@@ -48,6 +48,10 @@ class Saturation:
     largest_items_per_s: float
     points: tuple[tuple[float, float], ...]
     evidence: tuple[str, ...]
+    unit: str = "items/s"  # what items_per_s counts: images/s, tokens/s
+
+    def rate(self, value: float) -> str:
+        return format_rate_in(value, self.unit)
 
 
 @hookimpl
@@ -62,8 +66,10 @@ def register_analyses() -> list[Analysis]:
 
 
 def saturation_table(tables: Tables) -> list[Saturation]:
+    from benchsite.tables import CALLS
+
     curve = tables.scaling("batch")
-    curve = curve[curve["rate_unit"] == "items/s"]
+    curve = curve[curve["rate_unit"] != CALLS]
     if curve.empty:
         return []
     extra = tables.ok.set_index("row_id")[["p", "device_model"]]
@@ -97,6 +103,7 @@ def saturation(series: pd.DataFrame) -> Saturation:
         largest_items_per_s=ys[-1],
         points=tuple(zip(xs, ys, strict=True)),
         evidence=tuple(series["row_id"]),
+        unit=str(first.rate_unit),
     )
 
 
@@ -130,23 +137,23 @@ def describe(s: Saturation) -> str:
     if s.batch is None:
         return (
             f"on the {s.device}, throughput still grows at the largest measured batch "
-            f"({s.largest:,.0f}: {format_count(s.largest_items_per_s)} items/s)"
+            f"({s.largest:,.0f}: {s.rate(s.largest_items_per_s)})"
         )
     x_best, _ = max(s.points, key=lambda point: point[1])
     if x_best == s.batch:
         return (
             f"on the {s.device}, throughput is highest at batch {s.batch:,.0f} of those "
-            f"measured ({format_count(s.items_per_s)} items/s)"
+            f"measured ({s.rate(s.items_per_s)})"
         )
     return (
         f"on the {s.device}, throughput comes within {percent(GROWTH)} of its best at batch "
-        f"{s.batch:,.0f} ({format_count(s.items_per_s)} items/s; {_best(s)})"
+        f"{s.batch:,.0f} ({s.rate(s.items_per_s)}; {_best(s)})"
     )
 
 
 def _best(s: Saturation) -> str:
     x_best, y_best = max(s.points, key=lambda point: point[1])
-    return f"best {format_count(y_best)} items/s at batch {x_best:,.0f}"
+    return f"best {s.rate(y_best)} at batch {x_best:,.0f}"
 
 
 def _finding(items: list[Saturation]) -> Finding:
@@ -154,9 +161,10 @@ def _finding(items: list[Saturation]) -> Finding:
     answer = (
         f"{with_case(head.workload, head.case)}: " + "; ".join(describe(s) for s in items) + "."
     )
+    axis = f"throughput ({head.unit})"  # the chart's axis title
     data = pd.DataFrame(
         [(s.device, x, y) for s in items for x, y in s.points],
-        columns=["device", "batch", RATE_AXIS],
+        columns=["device", "batch", axis],
     )
     return finding(
         "batch-scaling",
@@ -164,7 +172,7 @@ def _finding(items: list[Saturation]) -> Finding:
         f"{head.workload}: which batch size saturates each device",
         answer,
         explanation=(
-            "Throughput is items (samples) per second of the median call. Batch sizes are the "
+            f"Throughput is {head.unit} of the median call. Batch sizes are the "
             "measured ones; the batch named is the smallest whose throughput is within "
             f"{percent(GROWTH)} of the best measured at any batch."
         ),
@@ -178,6 +186,6 @@ def _finding(items: list[Saturation]) -> Finding:
             "workloads": [head.workload],
         },
         strength="moderate",
-        chart=line_chart(data, "batch", RATE_AXIS, "Throughput vs batch", "device"),
+        chart=line_chart(data, "batch", axis, "Throughput vs batch", "device"),
         workload=head.workload,
     )

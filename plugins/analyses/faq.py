@@ -20,11 +20,15 @@ from benchsite.toolkit.findings import (
     by_host,
     case_text,
     crossover_case,
+    declared_models,
     describe_crossover,
     faster,
     host_order,
     info_value,
+    kind_of_workload,
     median_of,
+    model_line,
+    models_sentence,
     ratio,
     reasons_text,
     rows_of,
@@ -89,25 +93,43 @@ def _speed(tables: Tables, kind: str, key: str, question: str) -> Finding:
             question=question,
         )
     sentence, lines = speedup_summary(table)
+    models = model_answers(tables, kind)
+    lead = f"For {kind} in this store, {sentence}."
+    if not models.empty:
+        lead += f" For a model like yours: {models_sentence(models)}."
     return reply(
         key,
         question,
-        f"For {kind} in this store, {sentence}.",
-        lines,
+        lead,
+        [f"- {model_line(row)}." for row in models.itertuples()] + lines,
         rows_of(table),
         strength="strong",
     )
 
 
+def model_answers(tables: Tables, kind: str) -> pd.DataFrame:
+    """The one-screen answer of each model of ``kind`` (its default case at its realistic
+    size) whose workload declared its unit: ResNet-50 in images/s, a decoder in tokens/s, a
+    user's ``--model`` in what it said one item is."""
+    answers = declared_models(tables.answers)
+    return answers[answers["workload"].map(kind_of_workload) == kind]
+
+
 def training_speed(tables: Tables, findings: list[Finding]) -> Finding:
     return _speed(
-        tables, "training", "training-speed", "How much faster is a GPU than a CPU for training?"
+        tables,
+        "training",
+        "training-speed",
+        "How much faster is training a model like mine on a GPU than on a CPU?",
     )
 
 
 def inference_speed(tables: Tables, findings: list[Finding]) -> Finding:
     return _speed(
-        tables, "inference", "inference-speed", "How much faster is a GPU than a CPU for inference?"
+        tables,
+        "inference",
+        "inference-speed",
+        "How much faster is inference of a model like mine on a GPU than on a CPU?",
     )
 
 

@@ -145,7 +145,10 @@ def fitting(peaks: pd.DataFrame) -> pd.DataFrame:
     if peaks.empty:
         return peaks
     order = {unit: index for index, unit in enumerate(SI_RATES)}
-    ranked = peaks.assign(_order=peaks["unit"].map(order)).sort_values("_order", kind="stable")
+    last = len(order)  # items/s in the workload's item (images/s) ranks with items/s
+    ranked = peaks.assign(_order=peaks["unit"].map(order).fillna(last)).sort_values(
+        "_order", kind="stable"
+    )
     return ranked.drop_duplicates(["host", "device", "workload"]).sort_values(
         ["host", "device", "workload"], kind="stable"
     )

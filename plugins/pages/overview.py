@@ -52,6 +52,7 @@ class AnswerRow:
     note: str  # why the interval is wider than measured noise: "widened: flagged unstable"
     at: str
     evidence: str
+    throughput: str = ""  # accelerator against CPU there, in the workload's unit: images/s
 
 
 @dataclass(frozen=True)
@@ -225,9 +226,10 @@ def reference_sentence(name: str, line: Any) -> str:
 
 def job_sentence(site: Site, name: str, call: str, row: Any) -> str:
     """``Training (cnn-train, batch 128, …): the NVIDIA H200 (cuda:0) is 57× faster …``."""
-    from benchsite.toolkit.findings import case_text, seconds_text
+    from benchsite.toolkit.findings import case_text, rates_against, seconds_text
 
     size = functools.partial(site.tables.value_text, row.workload, str(row.axis))
+    rates = f", {rates}" if (rates := rates_against(row)) else ""
     case = case_text(row.params, in_bytes=str(row.workload) in site.tables.byte_sized)
     wins = where_text(row, "kernel", size)
     flagged = f", widened: flagged {', '.join(row.uncertain)}" if row.uncertain else ""
@@ -235,7 +237,7 @@ def job_sentence(site: Site, name: str, call: str, row: Any) -> str:
         f"{name} ({row.workload}, {case}): the {row.gpu_label} is "
         f"{format_ratio(row.speedup)} faster than the {row.cpu_label} (95% interval "
         f"{format_ratio(row.low)}–{format_ratio(row.high)}{flagged}): "
-        f"{seconds_text(row.gpu_median_s)} against {seconds_text(row.cpu_median_s)} {call}. "
+        f"{seconds_text(row.gpu_median_s)} against {seconds_text(row.cpu_median_s)} {call}{rates}. "
         f"The GPU is faster from: {wins}.{cost_words(site, row)}"
     )
 
@@ -305,6 +307,8 @@ def answer_case(row: Any) -> str:
 
 def answer_rows(site: Site, table: pd.DataFrame) -> list[AnswerRow]:
     """The one-screen answer, a row per workload and accelerator, in words."""
+    from benchsite.toolkit.findings import rates_against
+
     rows = []
     for row in table.itertuples():
         size = functools.partial(site.tables.value_text, row.workload, str(row.axis))
@@ -320,6 +324,7 @@ def answer_rows(site: Site, table: pd.DataFrame) -> list[AnswerRow]:
                 note=f"widened: flagged {', '.join(row.uncertain)}" if row.uncertain else "",
                 at=_at_text(row, size),
                 evidence=site.row_links[str(row.gpu_row)].href,
+                throughput=rates_against(row),
             )
         )
     return rows

@@ -55,6 +55,7 @@ class WorkloadContext:
     findings: list[FindingView]
     commands: list[str]
     runs: list[tuple[str, str]] = field(default_factory=list)
+    items_unit: str = "items/s"  # what its items per second count: images/s, tokens/s
 
 
 @hookimpl
@@ -85,6 +86,7 @@ def workload_context(
     site: Site, name: str, rows: pd.DataFrame, speed: pd.DataFrame, run_hrefs: dict[str, str]
 ) -> WorkloadContext:
     from benchsite.site import WORKLOAD_TABLE_ROWS, CaseTable, case_table
+    from benchsite.tables import rate_unit
     from benchsite.toolkit.pages import PER_PAGE, by_strength, reproduce_commands
 
     registered = site.workloads.get(name)
@@ -107,6 +109,7 @@ def workload_context(
             by_strength([f for f in site.findings if f.workload == name])[:PER_PAGE]
         ),
         commands=reproduce_commands(site, name),
+        items_unit=rate_unit(rows, "items_per_s"),
     )
 
 
@@ -196,10 +199,11 @@ MEMORY_LABELS = {
 
 def _rate(site: Site, swept: pd.DataFrame, axis: str, made: list, missing: list) -> None:
     from benchsite.site import charts, describe
-    from benchsite.tables import best_rate
+    from benchsite.tables import best_rate, rate_unit
 
-    preferred = (("items_per_s", "items/s"),) if axis == "batch" else ()
-    found = [(c, u) for c, u in preferred if swept[c].notna().any()] or [best_rate(swept)]
+    preferred = ("items_per_s",) if axis == "batch" else ()  # per batch: images/s, tokens/s
+    found = [(c, rate_unit(swept, c)) for c in preferred if swept[c].notna().any()]
+    found = found or [best_rate(swept)]
     if found[0] is None:
         missing.append("Throughput: the workload declares no FLOPs, bytes or items per call.")
         return

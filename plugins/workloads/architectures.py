@@ -22,6 +22,7 @@ from typing import Any
 from benchsite import Case, Device, SkipCase, Workload, hookimpl
 from benchsite.toolkit import architectures
 from benchsite.toolkit.modules import ModuleSpec, module_case
+from benchsite.units import items_unit
 
 MIXED = ["tf32", "bf16", "fp16"]
 CPU_MAX_TRAIN_BATCH = 32
@@ -33,7 +34,7 @@ class Architecture:
 
     name: str
     what: str
-    unit: str
+    item: str  # what one of a case's items is (Workload.item): its throughput is <item>s/s
     build: Callable[[dict[str, Any]], Any]
     inputs: Callable[[dict[str, Any], int], tuple[Any, ...]]
     classes: int
@@ -74,7 +75,7 @@ ARCHITECTURES = (
     Architecture(
         name="resnet50",
         what="ResNet-50 on 3×224×224 images (quick: a tiny ResNet on 32×32)",
-        unit="images",
+        item="image",
         build=lambda p: architectures.resnet50(**_scaled(p["scale"], TINY_RESNET)),
         inputs=_images,
         classes=1000,
@@ -84,7 +85,7 @@ ARCHITECTURES = (
     Architecture(
         name="vit-b16",
         what="ViT-B/16 on 224×224 images (quick: a tiny ViT on 32×32)",
-        unit="images",
+        item="image",
         build=lambda p: architectures.vit_b16(
             image_size=int(p["image_size"]), **_scaled(p["scale"], TINY_TRANSFORMER)
         ),
@@ -96,7 +97,7 @@ ARCHITECTURES = (
     Architecture(
         name="bert-base",
         what="BERT-base sequence classification of 128 tokens (quick: a tiny BERT, 16 tokens)",
-        unit="sequences",
+        item="sequence",
         build=lambda p: architectures.bert_base(**_scaled(p["scale"], TINY_TRANSFORMER)),
         inputs=_tokens,
         classes=2,
@@ -115,7 +116,7 @@ def register_workloads() -> list[Workload]:
 def _workload(arch: Architecture, train: bool) -> Workload:
     mode = "train" if train else "infer"
     what = "One AdamW training step of" if train else "One forward pass of"
-    description = f"{what} {arch.what}; {arch.unit}/s (random weights, offline)."
+    description = f"{what} {arch.what}; {items_unit(arch.item)} (random weights, offline)."
     params, quick = _grid(arch.full), [{**arch.quick, "batch": [2], "precision": ["fp32"]}]
     if not architectures.available():
         description = f"unavailable: {architectures.MISSING}. {description}"
@@ -133,6 +134,7 @@ def _workload(arch: Architecture, train: bool) -> Workload:
             "batch-sweep",
         ),
         axis="batch",
+        item=arch.item,
     )
 
 

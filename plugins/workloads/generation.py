@@ -1,6 +1,7 @@
 """``llm-generate``: a decoder language model measured the way llama.cpp's ``llama-bench`` does —
 prompt processing (``pp512``: one forward over a 512-token prompt, tokens/s) and text
-generation (``tg128``: 128 tokens one at a time, tokens/s) — per precision and batch.
+generation (``tg128``: 128 tokens one at a time, tokens/s) — per precision and batch. Its item is
+a token (``Workload.item``), so every page reads its throughput in tokens/s.
 
 The models are Llama-3.2-1B's shape and GPT-2 small, built offline by ``transformers`` with
 random weights (:mod:`benchsite.toolkit.architectures`); the quick profile uses a tiny GPT-2
@@ -70,6 +71,7 @@ def register_workloads() -> list[Workload]:
             quick=quick,
             tags=("inference", "language-model", "large-model", "batch-sweep"),
             axis="batch",
+            item="token",
         )
     ]
 

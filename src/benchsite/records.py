@@ -69,7 +69,8 @@ class Case:
     """One runnable case: a workload set up for one device and one parameter set.
 
     ``run`` performs one call (one matmul, one training step); the engine times blocks of calls.
-    ``flops``, ``bytes`` and ``items`` are per call and give TFLOP/s, GB/s and items/s.
+    ``flops``, ``bytes`` and ``items`` are per call and give TFLOP/s, GB/s and items/s (what an
+    item is, ``images/s``, the workload declares: :attr:`Workload.item`).
     ``threads`` pins the CPU thread count for this case (default: every usable core).
     ``flush_cache`` asks the engine to flush device caches between samples. ``metrics`` are
     extra numbers the setup measured (compile time, the largest batch found) and are stored
@@ -98,7 +99,10 @@ class Workload:
     name to values (its cartesian product) or a list of such mappings (their union).
     ``devices`` lists the device kinds it supports. ``axis`` names the parameter charts put on
     the x axis (``size``, ``batch``). ``setup(device, params)`` builds a :class:`Case` or raises
-    :class:`benchsite.errors.SkipCase`. ``distributed=True`` makes it a distributed workload:
+    :class:`benchsite.errors.SkipCase`. ``item`` says what one of its cases' ``items`` is, as a
+    singular noun (``image``, ``sequence``, ``token``, ``sample``): its throughput then reads
+    ``images/s``, and every row it stores says so (column ``item_unit``); left unset, ``items/s``.
+    ``distributed=True`` makes it a distributed workload:
     its ``world_size`` parameter (default 1) says how many ranks run ``setup`` and the case,
     one process each, inside a ``torch.distributed`` process group (see
     :mod:`benchsite.measure.distributed.launch`).
@@ -114,6 +118,7 @@ class Workload:
     axis: str | None = None
     timeout_s: float | None = None
     distributed: bool = False
+    item: str | None = None
 
     def grid(self, profile: str) -> list[dict[str, Any]]:
         """Every parameter set of ``profile`` (``quick`` or ``full``), in a stable order."""

@@ -90,12 +90,15 @@ ROW_DEFAULTS: dict[str, Any] = {
 }
 
 
-def complete_row(row: Mapping[str, Any], axis: str | None = None) -> dict[str, Any]:
+def complete_row(
+    row: Mapping[str, Any], axis: str | None = None, item: str | None = None
+) -> dict[str, Any]:
     """A store row from the columns given (at least ``workload``; ``params`` as a dict), the
     rest filled in: the defaults above, a fresh ``row_id``, now as ``timestamp``, the case
-    key, ``axis`` (the workload's, given here) and ``axis_value`` as a run stores them, and
-    for an ``ok`` row with ``median_s`` its interval when none is given."""
+    key, ``axis`` and ``item_unit`` (the workload's ``axis`` and ``item``, given here) and ``axis_value`` as a run stores
+    them, and for an ``ok`` row with ``median_s`` its interval when none is given."""
     full = {**ROW_DEFAULTS, **row}
+    full.setdefault("item_unit", item)
     params = full.setdefault("params", {})
     if axis is not None and full.get("axis") is None and axis in params:
         full["axis"] = axis
@@ -112,10 +115,14 @@ def complete_row(row: Mapping[str, Any], axis: str | None = None) -> dict[str, A
     return full
 
 
-def _axes(plugin_specs: tuple[str, ...]) -> dict[str, str | None]:
-    """Each registered workload's axis (the built-ins' and those of ``plugin_specs``)."""
+def _declared(plugin_specs: tuple[str, ...]) -> dict[str, tuple[str | None, str | None]]:
+    """Each registered workload's axis and item (the built-ins' and those of
+    ``plugin_specs``)."""
     plugins = load_plugins(plugin_specs, quiet=True)
-    return {name: registered.item.axis for name, registered in registry.workloads(plugins).items()}
+    return {
+        name: (registered.item.axis, registered.item.item)
+        for name, registered in registry.workloads(plugins).items()
+    }
 
 
 @pytest.fixture
@@ -133,9 +140,10 @@ def site_from_rows(tmp_path: Path) -> Callable[..., tuple[Path, Any]]:
         from benchsite.site import BuildOptions, build_site
 
         results, out = tmp_path / "site-results", tmp_path / "site"
-        axes = _axes(tuple(options.get("plugins", ())))
+        declared = _declared(tuple(options.get("plugins", ())))
+        completed = (complete_row(row, *declared.get(str(row["workload"]), ())) for row in rows)
         runs: dict[tuple[str, str], list[dict[str, Any]]] = {}
-        for row in (complete_row(row, axes.get(str(row["workload"]))) for row in rows):
+        for row in completed:
             runs.setdefault((row["host"], row["run_id"]), []).append(row)
         for (host, run_id), run_rows in runs.items():
             store.write_rows(results, host, run_id, run_rows)

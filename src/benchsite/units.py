@@ -2,7 +2,9 @@
 place a number becomes text (``docs/writing.md`` has the rules). Byte sizes are binary (``64 KiB``,
 ``1 GiB``), rates SI (``4.2 TB/s``, ``12 TFLOP/s``), counts whole with separators
 (``1,160 items/s``), times with their unit written (``1.75 ms``); never scientific notation,
-never ``-0%``, never ``1× faster``."""
+never ``-0%``, never ``1× faster``. A count per second is of what the workload declared one item
+to be (:attr:`benchsite.records.Workload.item`, the column ``item_unit``): ``1,160 images/s``,
+``46 tokens/s``, ``21.7 ms per token``; ``items/s`` where it declared nothing."""
 
 from __future__ import annotations
 
@@ -15,8 +17,10 @@ import numpy as np
 
 __all__ = [
     "BINARY_UNITS",
+    "ITEM",
     "RATE_COLUMNS",
     "RATE_TEXTS",
+    "SECONDS_SUFFIX",
     "SECOND_UNITS",
     "SHORT_BULLETS",
     "SI_PREFIXES",
@@ -24,7 +28,9 @@ __all__ = [
     "faster_or_slower",
     "format_bytes",
     "format_count",
+    "format_items_rate",
     "format_number",
+    "format_per_item",
     "format_percent",
     "format_rate",
     "format_rate_in",
@@ -32,6 +38,11 @@ __all__ = [
     "format_ratio",
     "format_seconds",
     "format_value",
+    "is_item_noun",
+    "item_of",
+    "items_texts",
+    "items_unit",
+    "items_word",
     "metric_words",
     "natural_key",
     "number_texts",
@@ -220,36 +231,51 @@ def format_value(value: float | None, in_bytes: bool = False) -> str:
 
 
 def format_rate(row: Any) -> str:
-    """The most telling throughput of a result row: TFLOP/s, else GB/s, else items/s."""
-    return format_rate_of(*(getattr(row, name, None) for name in RATE_COLUMNS))
+    """The most telling throughput of a result row: TFLOP/s, else GB/s, else its items/s (in
+    what its ``item_unit`` says one is: ``images/s``)."""
+    values = (getattr(row, name, None) for name in RATE_COLUMNS)
+    return format_rate_of(*values, item=getattr(row, "item_unit", None))
 
 
-def format_rate_of(tflops: Any, gbps: Any, items: Any) -> str:
-    """:func:`format_rate` of a row's three throughput values (:func:`rate_texts` of one row)."""
+def format_rate_of(tflops: Any, gbps: Any, items: Any, item: Any = None) -> str:
+    """:func:`format_rate` of a row's three throughput values and its ``item`` (:func:`rate_texts`
+    of one row)."""
     columns = (
         np.array([float(value) if _present(value) else math.nan]) for value in (tflops, gbps, items)
     )
-    return str(rate_texts(*columns)[0])
+    return str(rate_texts(*columns, item=np.array([item], dtype=object))[0])
 
 
-def rate_texts(tflops: np.ndarray, gbps: np.ndarray, items: np.ndarray) -> np.ndarray:
+def rate_texts(
+    tflops: np.ndarray, gbps: np.ndarray, items: np.ndarray, item: np.ndarray | None = None
+) -> np.ndarray:
     """:func:`format_rate_of` of every row's three throughputs (float arrays, NaN where
-    missing), a column at a time."""
+    missing) and ``item`` (each row's stored item; ``None``: items), a column at a time."""
     out = np.full(len(tflops), "", dtype=object)
     left = np.ones(len(tflops), dtype=bool)
+    nouns = np.full(len(tflops), None, dtype=object) if item is None else np.asarray(item, object)
     for values, texts in zip((tflops, gbps, items), RATE_TEXTS, strict=True):
         here = left & np.isfinite(values)
-        out[here] = texts(values[here])
+        out[here] = texts(values[here], nouns[here])
         left &= ~here
     return out
 
 
-# each throughput's texts, of a float array of finite values at once, with SI prefixes fitted
-# to each value (``10.1 MFLOP/s``, never ``1.01e-05 TFLOP/s``)
+def items_texts(values: np.ndarray, item: np.ndarray) -> list[str]:
+    """``1,160 images/s`` of every finite count per second of ``values``, each in its row's
+    ``item`` (``None``: ``items/s``)."""
+    return [
+        f"{format_count(value)} {items_unit(noun)}"
+        for value, noun in zip(values.tolist(), item.tolist(), strict=True)
+    ]
+
+
+# each throughput's texts, of a float array of finite values at once (and each row's item),
+# with SI prefixes fitted to each value (``10.1 MFLOP/s``, never ``1.01e-05 TFLOP/s``)
 RATE_TEXTS = (
-    lambda values: number_texts(values * 1e12, "FLOP/s"),
-    lambda values: number_texts(values * 1e9, "B/s"),
-    lambda values: [f"{format_count(value)} items/s" for value in values.tolist()],
+    lambda values, item: number_texts(values * 1e12, "FLOP/s"),
+    lambda values, item: number_texts(values * 1e9, "B/s"),
+    items_texts,
 )
 
 
@@ -258,12 +284,55 @@ SI_RATES = {"TFLOP/s": (1e12, "FLOP/s"), "GB/s": (1e9, "B/s"), "items/s": (1.0, 
 
 
 def format_rate_in(value: float | None, unit: str) -> str:
-    """A rate stored in ``unit`` (``TFLOP/s``, ``GB/s``, ``items/s``) with the SI prefix that
-    fits: ``4.2 TB/s``, ``50.7 TFLOP/s``, ``58,900 items/s``."""
+    """A rate stored in ``unit`` (``TFLOP/s``, ``GB/s``, ``items/s``, ``images/s``) with the SI
+    prefix that fits: ``4.2 TB/s``, ``50.7 TFLOP/s``, ``58,900 items/s``."""
     scale, si = SI_RATES.get(unit, (1.0, ""))
     if value is None or not math.isfinite(value):
         return "–"
     return format_number(value * scale, si) if si else f"{format_count(value)} {unit}"
+
+
+# -- what one item is: a workload's declaration (Workload.item), stored in each row's ``item_unit``--
+
+ITEM = "item"  # what a row counts whose workload declared nothing (and a row of schema 1 or 2)
+_ITEM_NOUN = re.compile(r"^[a-z][a-z -]{0,38}[a-z]$")
+
+
+def is_item_noun(text: object) -> bool:
+    """Whether ``text`` can name one item: a singular noun in lower case (``image``,
+    ``text sample``), 2 to 40 letters, spaces or hyphens."""
+    return isinstance(text, str) and bool(_ITEM_NOUN.match(text))
+
+
+def item_of(item: object) -> str:
+    """A stored ``item`` as its noun: ``image``; ``item`` where none was declared (null)."""
+    return item if isinstance(item, str) and item else ITEM
+
+
+def items_word(item: object) -> str:
+    """The plural of an item's noun: ``images``, ``sequences``, ``queries``, ``patches``;
+    ``items`` where none was declared."""
+    noun = item_of(item)
+    if noun.endswith(("s", "x", "z", "ch", "sh")):
+        return noun + "es"
+    if noun.endswith("y") and noun[-2:-1] not in ("a", "e", "i", "o", "u"):
+        return noun[:-1] + "ies"
+    return noun + "s"
+
+
+def items_unit(item: object) -> str:
+    """The unit of a count per second of ``item``: ``images/s``, ``tokens/s``, ``items/s``."""
+    return f"{items_word(item)}/s"
+
+
+def format_items_rate(value: float | None, item: object) -> str:
+    """A count per second in its item's unit: ``1,160 images/s``, ``46 tokens/s``."""
+    return format_rate_in(value, items_unit(item))
+
+
+def format_per_item(seconds: float | None, item: object) -> str:
+    """A time per item: ``21.7 ms per token``, ``1.2 s per image``."""
+    return f"{format_seconds(seconds)} per {item_of(item)}"
 
 
 # -- chart ticks: the same units, as Vega expressions of a tick's ``datum.value`` -------------------
@@ -317,6 +386,9 @@ _METRIC_WORDS = {
     "algbw": "algorithm bandwidth",
     "busbw": "bus bandwidth",
     "usd": "USD",
+    "kv": "KV",
+    "ttft": "time to first token",
+    "token": "time per token",
 }
 _METRIC_UNITS = {
     "j": "J",
@@ -325,8 +397,8 @@ _METRIC_UNITS = {
     "mhz": "MHz",
     "gbps": "GB/s",
     "bytes": "bytes",
-    "s": "s",
 }
+SECONDS_SUFFIX = "_s"  # a metric in seconds: its value is written with its unit (124 ms)
 
 
 def natural_key(text: object) -> tuple[tuple[int, int | str], ...]:
@@ -344,10 +416,13 @@ def param_words(name: object) -> str:
 def metric_words(name: str) -> str:
     """A collector metric's stored name as a reader reads it: ``nvml.sm_clock_max_mhz`` →
     ``NVML: SM clock max (MHz)``, ``memory.gpu_peak_reserved_bytes`` → ``memory: GPU peak
-    reserved (bytes)``; a trailing unit goes in parentheses. Names are plugins' own, so the
-    rule is generic: the collector before the dot, the words after it."""
+    reserved (bytes)``; a trailing unit goes in parentheses, except seconds, which the value
+    carries (``ttft_s`` → ``time to first token``, its value ``124 ms``). Names are
+    plugins' own, so the rule is generic: the collector before the dot, the words after it."""
     collector, _, rest = name.rpartition(".")
     tokens = [token for token in rest.split("_") if token]
+    if len(tokens) > 1 and rest.endswith(SECONDS_SUFFIX):
+        tokens = tokens[:-1]
     unit = _METRIC_UNITS.get(tokens[-1]) if len(tokens) > 1 else None
     words = " ".join(_METRIC_WORDS.get(token, token) for token in tokens[: -1 if unit else None])
     text = f"{words} ({unit})" if unit else words

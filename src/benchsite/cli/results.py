@@ -33,6 +33,7 @@ EXPORT_COLUMNS = (
     "tflops",
     "gbps",
     "items_per_s",
+    "item_unit",  # what items_per_s counts: image, token (empty: items)
     "error",
 )
 TABLE_COLUMNS = ("workload", "device", "status", "median", "95% CI", "samples", "rate", "params")

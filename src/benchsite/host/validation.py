@@ -22,6 +22,7 @@ import re
 from collections.abc import Callable, Collection, Mapping
 
 from benchsite.records import Analysis, Collector, Device, Flag, Page, Workload, expand_grid
+from benchsite.units import is_item_noun
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
 DEVICE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+:-]*$")
@@ -123,6 +124,11 @@ def _other_fields(workload: Workload) -> list[str]:
         found.append(f"tags is {_short(workload.tags)}: give a tuple of words, like ('training',)")
     if not isinstance(workload.description, str):
         found.append("description is not text")
+    if workload.item is not None and not is_item_noun(workload.item):
+        found.append(
+            f"item is {_short(workload.item)}: give what one item is as a singular noun in lower "
+            "case, like 'image' or 'token'"
+        )
     return found
 
 

@@ -458,6 +458,7 @@ def build_row(planned: PlannedCase, outcome: dict[str, Any], context: RunContext
         "case_key": planned.case_key,
         "axis": axis,
         "axis_value": float(axis_value) if isinstance(axis_value, int | float) else None,
+        "item_unit": workload.item,
         "world_size": outcome.get("world_size", 1),
         "device_info": dict(device.info),
         "environment": {**environment(), **context.machine},

@@ -418,11 +418,12 @@ def _with_crossovers(data: pd.DataFrame, crossings: pd.DataFrame) -> pd.DataFram
 def rate_chart(
     frame: pd.DataFrame, axis: str, column: str, unit: str, in_bytes: bool = False
 ) -> alt.TopLevelMixin:
-    """Throughput (``column`` in ``unit``: TFLOP/s, GB/s or items/s) against the axis."""
+    """Throughput (``column`` in ``unit``: TFLOP/s, GB/s or items/s, in the workload's item:
+    images/s) against the axis; the unit is in the axis title."""
     data, name = together(rate_data(frame, column))
     y = alt.Y(
         "rate:Q",
-        title="throughput",
+        title=f"throughput ({unit})",
         scale=log_or_linear(data["rate"]),
         axis=alt.Axis(labelExpr=tick_label(unit)),
     )

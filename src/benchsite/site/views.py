@@ -28,9 +28,11 @@ from benchsite.tables.rows import each_once
 from benchsite.units import (
     RATE_COLUMNS,
     RATE_TEXTS,
+    SECONDS_SUFFIX,
     format_bytes,
     format_count,
     format_percent,
+    format_seconds,
     metric_words,
     seconds_texts,
 )
@@ -257,12 +259,16 @@ def _int(value: Any) -> str:
 
 
 def _rates(frame: pd.DataFrame, shown: np.ndarray) -> list[tuple[str, ...]]:
-    """Every throughput a row's case declared: TFLOP/s, GB/s, items/s, in that order."""
+    """Every throughput a row's case declared: TFLOP/s, GB/s, items/s (in its item: images/s),
+    in that order."""
     columns = [_floats(frame[name]) for name in RATE_COLUMNS]
+    items = (
+        frame["item_unit"].to_numpy(object) if "item_unit" in frame else np.full(len(frame), None)
+    )
     texts = [np.where(np.isfinite(values) & shown, "", None) for values in columns]
     for values, out, column_texts in zip(columns, texts, RATE_TEXTS, strict=True):
         at = np.flatnonzero(out == "")
-        out[at] = column_texts(values[at])
+        out[at] = column_texts(values[at], items[at])
     return [tuple(text for text in row if text) for row in zip(*texts, strict=True)]
 
 
@@ -406,6 +412,8 @@ def _value_text(value: Any, key: str = "") -> str:
         return str(value)
     if key.endswith("bytes"):
         return format_bytes(float(value))
+    if key.endswith(SECONDS_SUFFIX):  # a time to first token, a per-token latency: 124 ms
+        return format_seconds(float(value))
     if key.endswith(UNIT_KEYS[1:]):
         return format_percent(float(value))
     return format_count(value)

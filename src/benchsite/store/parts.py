@@ -85,7 +85,7 @@ Folder = (
 )  # a local folder, or a prefix of an object store (benchsite.store.remote)
 
 T = TypeVar("T")
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 SUPERSEDES_KEY = b"benchsite.supersedes"
 
 _F64 = pa.float64()
@@ -159,6 +159,8 @@ SCHEMA = pa.schema(
         ("round_spread", _F64),
         ("rounds_p", _F64),
         ("reproducible", pa.bool_()),
+        # what one of `items` is, as the workload declared it: "image" (null: none, items)
+        ("item_unit", pa.string()),
     ]
 )
 JSON_COLUMNS = ("params", "ranks", "metrics", "device_info", "environment", "labels")

@@ -76,7 +76,7 @@ from benchsite.tables import (
 )
 from benchsite.tables.answers import PLAIN
 from benchsite.tables.compare import REGRESSION
-from benchsite.tables.curves import SCALING_AXES, SUPERLINEAR
+from benchsite.tables.curves import CALLS, SCALING_AXES, SUPERLINEAR
 from benchsite.tables.flags import (
     Flags,
     deprecated_suspect_flags,
@@ -92,12 +92,14 @@ from benchsite.tables.rows import (
     flag_tuple,
     metric_frame,
     prepare,
+    rate_unit,
     run_order,
 )
 from benchsite.tables.speedups import precision_of, ratio_intervals, without, work_keys
 
 # public (docs/toolkit.md lists them): what plugins import from here
 __all__ = [
+    "CALLS",
     "DERIVED_COLUMNS",
     "PLAIN",
     "REGRESSION",
@@ -113,6 +115,7 @@ __all__ = [
     "fold",
     "metric_frame",
     "precision_of",
+    "rate_unit",
     "ratio_intervals",
     "reruns",
     "run_order",

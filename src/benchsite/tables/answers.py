@@ -14,7 +14,8 @@ so); only a suspect pair (a number that cannot be right: a flag registered as su
 is passed over for the largest usable size, and ``largest_reasons`` says why (where every size
 is suspect, ``speedup`` is NaN). A crossover resting on a suspect pair is kept with its
 ``…_reasons``: the page flags it. ``cpu_median_s`` and ``gpu_median_s`` are the two times at
-the realistic size. Hosts of :func:`benchsite.tables.inventory.small_hosts`
+the realistic size, ``cpu_items_per_s`` and ``gpu_items_per_s`` the two throughputs there, in
+what ``item_unit`` says one item is (null: items). Hosts of :func:`benchsite.tables.inventory.small_hosts`
 (a 2-core CI runner) answer only where no other host does.
 """
 
@@ -69,6 +70,9 @@ COLUMNS = [
     "copies_below",
     "copies_reasons",
     "evidence",
+    "item_unit",
+    "cpu_items_per_s",
+    "gpu_items_per_s",
 ]
 
 
@@ -153,6 +157,9 @@ def _answer(pairs: list[Any], crossovers: list[Any]) -> dict[str, Any]:
         **_where(kernel, "kernel"),
         **_where(copies, "copies"),
         "evidence": tuple(pair.cpu_row for pair in mine) + tuple(pair.gpu_row for pair in mine),
+        "item_unit": chosen.item_unit,
+        "cpu_items_per_s": chosen.cpu_items_per_s,
+        "gpu_items_per_s": chosen.gpu_items_per_s,
     }
 
 

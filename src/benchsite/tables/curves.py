@@ -11,6 +11,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from benchsite.units import items_unit
+
 SCALING_AXES = ("batch", "threads", "world_size")
 # along these more resources do the same work faster: efficiency = gain / resource ratio
 RESOURCE_AXES = ("threads", "world_size")
@@ -208,7 +210,7 @@ SCALING_COLUMNS = [
 def scaling(current_ok: pd.DataFrame, axis: str) -> pd.DataFrame:
     """Throughput along ``axis`` (one of :data:`SCALING_AXES`) per host, device, workload and
     variant, from the current ok rows: ``rate`` (items/s where the workload counts items, else
-    calls/s), ``gain`` over the smallest value and, along threads and world size, ``efficiency``
+    calls/s) in ``rate_unit`` (``images/s``: the item the workload declared), ``gain`` over the smallest value and, along threads and world size, ``efficiency``
     = gain / resource ratio. A point whose efficiency exceeds :data:`SUPERLINEAR` is suspect
     (``superlinear``): more threads or GPUs cannot do more than proportionally more work."""
     rows = current_ok[(current_ok["axis"] == axis) & current_ok["axis_value"].notna()]
@@ -231,7 +233,7 @@ def scaling(current_ok: pd.DataFrame, axis: str) -> pd.DataFrame:
             "axis": axis,
             "x": rows["axis_value"].astype(float),
             "rate": rate.astype(float),
-            "rate_unit": np.where(counted, "items/s", "calls/s"),
+            "rate_unit": np.where(counted, _items_units(rows), CALLS),
             "median_s": rows["median_s"].astype(float),
             "row_id": rows["row_id"].astype(str),
             "suspect": rows["suspect"].astype(bool),
@@ -245,6 +247,15 @@ def scaling(current_ok: pd.DataFrame, axis: str) -> pd.DataFrame:
     resource = table["x"] / base["x"].transform("first")
     table["efficiency"] = table["gain"] / resource if axis in RESOURCE_AXES else math.nan
     return mark(table, table["efficiency"] > SUPERLINEAR, "superlinear")[SCALING_COLUMNS]
+
+
+CALLS = "calls/s"  # the rate of a workload that counts no items
+
+
+def _items_units(rows: pd.DataFrame) -> list[str]:
+    """Each row's unit of items per second: ``images/s``; ``items/s`` where none declared."""
+    items = rows["item_unit"] if "item_unit" in rows else [None] * len(rows)
+    return [items_unit(item) for item in items]
 
 
 def mark(table: pd.DataFrame, implausible: pd.Series, reason: str) -> pd.DataFrame:

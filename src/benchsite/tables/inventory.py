@@ -12,6 +12,7 @@ import pandas as pd
 from benchsite.store import parts as store
 from benchsite.tables import flags as flag_meanings
 from benchsite.tables.rows import RATES, each_once
+from benchsite.units import items_unit
 
 
 def devices(frame: pd.DataFrame) -> pd.DataFrame:
@@ -26,7 +27,8 @@ def devices(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def peaks(frame: pd.DataFrame, not_a_peak: Collection[str] | None = None) -> pd.DataFrame:
-    """Per (host, device, workload): the best TFLOP/s, GB/s and items/s measured, with the row.
+    """Per (host, device, workload): the best TFLOP/s, GB/s and items/s (in the workload's item:
+    images/s) measured, with the row.
     A row with a flag of ``not_a_peak`` (codes of flags registered with ``not_a_peak=True``:
     it measured something else, such as a cache or launch overhead) stands only where nothing
     else was measured: a CPU copy out of its cache is no peak of its memory. ``None``: the
@@ -35,17 +37,24 @@ def peaks(frame: pd.DataFrame, not_a_peak: Collection[str] | None = None) -> pd.
         not_a_peak = flag_meanings.not_a_peak_codes(flag_meanings.installed())
     not_a_peak = frozenset(not_a_peak)
     keys, ok = ["host", "device", "workload", "params_obj", "row_id"], frame["ok"].to_numpy(bool)
-    good = frame.loc[ok, [*keys, *(column for column, _ in RATES)]]
+    items = (
+        frame["item_unit"]
+        if "item_unit" in frame
+        else pd.Series(None, index=frame.index, dtype=object)
+    )
+    good = frame.loc[ok, [*keys, *(column for column, _ in RATES)]].assign(item_unit=items[ok])
     doubtful = each_once(frame.loc[ok, "flags"], lambda codes: bool(not_a_peak & set(codes)), tuple)
     good = good.assign(doubtful=doubtful)
     rows = []
     for column, unit in RATES:  # each sorted with only the columns it keeps
-        measured = good.loc[good[column].notna(), [*keys, "doubtful", column]]
+        measured = good.loc[good[column].notna(), [*keys, "doubtful", "item_unit", column]]
         if measured.empty:
             continue
         ranked = measured.sort_values(["doubtful", column], ascending=[True, False], kind="stable")
         best = ranked.drop_duplicates(["host", "device", "workload"], keep="first")
         chosen = best[keys]
+        if column == "items_per_s":  # each workload's own item: images/s, tokens/s
+            unit = best["item_unit"].map(items_unit)
         rows.append(chosen.assign(rate=best[column], unit=unit))
     if not rows:
         return pd.DataFrame(columns=["host", "device", "workload", "rate", "unit", "row_id"])

@@ -54,6 +54,7 @@ def leaderboard(usable: pd.DataFrame) -> pd.DataFrame:
         "ci_low_s",
         "ci_high_s",
         *[c for c, _ in RATES if c in usable],
+        *(["item_unit"] if "item_unit" in usable else []),  # what items_per_s counts
     ]
     keyed = usable[read].assign(  # a case: its world size, parameters and declared work
         _case=[

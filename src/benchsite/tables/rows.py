@@ -29,6 +29,7 @@ import pandas as pd
 
 from benchsite.store import parts as store
 from benchsite.tables import flags as flag_meanings
+from benchsite.units import items_unit
 
 T = TypeVar("T")
 
@@ -218,11 +219,24 @@ CURRENT_ORDER = ["workload", "host", "device", "variant", "axis_value"]  # of cu
 
 
 def best_rate(frame: pd.DataFrame) -> tuple[str, str] | None:
-    """The most telling throughput column present in ``frame``: TFLOP/s, GB/s, then items/s."""
-    for column, unit in RATES:
+    """The most telling throughput column present in ``frame`` and its unit: TFLOP/s, GB/s,
+    then items/s (in the rows' item: ``images/s``, :func:`rate_unit`)."""
+    for column, _ in RATES:
         if column in frame and frame[column].notna().any():
-            return column, unit
+            return column, rate_unit(frame, column)
     return None
+
+
+def rate_unit(frame: pd.DataFrame, column: str) -> str:
+    """The unit of the throughput ``column`` of ``frame``: ``TFLOP/s``, ``GB/s``, or for
+    ``items_per_s`` the item its rows declared (``images/s``; :func:`benchsite.units.items_unit`
+    of the first row that counts items, ``items/s`` where none declared one)."""
+    if column != "items_per_s":
+        return dict(RATES)[column]
+    declared = (
+        frame.loc[frame[column].notna(), "item_unit"].dropna() if "item_unit" in frame else ()
+    )
+    return items_unit(declared.iloc[0] if len(declared) else None)
 
 
 def metric_frame(frame: pd.DataFrame, names: tuple[str, ...]) -> pd.DataFrame:

@@ -9,7 +9,8 @@ may size its model by device kind (the distributed ones train a ~0.9 B-parameter
 a GPU and a small one on the CPU), and a max-batch search ends at a different batch on each
 device; the time of different work is no speedup.
 
-``speedup`` = CPU median time / accelerator median time. ``low``–``high`` is its 95% interval
+``speedup`` = CPU median time / accelerator median time. ``cpu_items_per_s`` and
+``gpu_items_per_s`` are the two rows' stored throughputs in what ``item_unit`` says one item is. ``low``–``high`` is its 95% interval
 from a **moving-block bootstrap** of the stored per-call samples (each side resampled in
 blocks of consecutive samples, so that samples that drift together — a clock that ramps, a
 neighbour that steals the CPU for a while — are not treated as independent and do not narrow
@@ -67,6 +68,9 @@ COLUMNS = [
     "suspect",
     "reasons",
     "uncertain",
+    "item_unit",
+    "cpu_items_per_s",
+    "gpu_items_per_s",
 ]
 
 
@@ -212,8 +216,23 @@ def _table(merged: pd.DataFrame, intervals: list[tuple[float, float, float]]) ->
                 _union(a, b) for a, b in zip(merged["reasons"], merged["reasons_cpu"], strict=True)
             ],
             "uncertain": pair_codes(merged, "uncertain", "_cpu"),
+            "item_unit": _item(merged),
+            "cpu_items_per_s": merged["items_per_s_cpu"].astype(float),
+            "gpu_items_per_s": merged["items_per_s"].astype(float),
         }
     ).reset_index(drop=True)
+
+
+def _item(merged: pd.DataFrame) -> pd.Series:
+    """What one item of each pair is, as its workload declared it (either row's; null where
+    neither did: items)."""
+    if "item_unit" not in merged:
+        return pd.Series(None, index=merged.index, dtype=object)
+    return (
+        merged["item_unit"]
+        .where(merged["item_unit"].notna(), merged["item_unit_cpu"])
+        .astype(object)
+    )
 
 
 def pair_codes(merged: pd.DataFrame, column: str, suffix: str) -> list[tuple[str, ...]]:

@@ -30,6 +30,7 @@ from benchsite.units import (  # noqa: F401 - short_answer: the analyses' import
     faster_or_slower,
     format_bytes,
     format_count,
+    format_items_rate,
     format_percent,
     format_ratio,
     format_seconds,
@@ -57,6 +58,7 @@ __all__ = [
     "case_words",
     "column_groups",
     "crossover_case",
+    "declared_models",
     "decoded",
     "describe_crossover",
     "device_label",
@@ -76,12 +78,15 @@ __all__ = [
     "metric",
     "metric_value",
     "model_words",
+    "model_line",
+    "models_sentence",
     "not_measured",
     "number_text",
     "parameter_words",
     "percent",
     "plain",
     "precision_of",
+    "rates_against",
     "ratio",
     "ratio_ci",
     "reasons_text",
@@ -519,10 +524,11 @@ def speedups_of(tables: Tables, kind: str | None = None) -> pd.DataFrame:
 
 
 def kind_of_workload(name: str) -> str:
-    """``training``, ``inference`` or ``other`` from the workload name's suffix."""
+    """``training``, ``inference`` or ``other`` from the workload name's suffix (``-generate``,
+    a language model's generation, is inference)."""
     if name.endswith("-train") or name.startswith("ddp-"):
         return "training"
-    if name.endswith("-infer"):
+    if name.endswith(("-infer", "-generate")):
         return "inference"
     return "other"
 
@@ -548,6 +554,59 @@ def speedup_summary(table: pd.DataFrame) -> tuple[str, list[str]]:
         "on both devices in each pair); " + transfers_sentence(table) + "."
     )
     return "; ".join(sentences), lines
+
+
+def declared_models(table: pd.DataFrame) -> pd.DataFrame:
+    """The pairs of a speedups or answers table whose workload declared what one item is
+    (:attr:`benchsite.records.Workload.item`: the well-known architectures, LLM generation, a
+    user's ``--model``, any plugin's that says): the models whose answers read in their own
+    units. Pairs of an unusable speedup (NaN) are left out."""
+    if "item_unit" not in table or table.empty:
+        return table.iloc[0:0]
+    return table[table["item_unit"].notna() & table["speedup"].notna()]
+
+
+def model_line(row: Any) -> str:
+    """``resnet50-train (batch 128, fp32): 1,230 images/s on the NVIDIA H200 (cuda:0) against
+    21.5 images/s on the AMD EPYC (cpu), 57× (95% CI 50–61×) as fast``: one pair of a
+    :func:`declared_models` table in its item's unit."""
+    return (
+        f"{row.workload} ({case_text(row.params)}): "
+        f"{format_items_rate(row.gpu_items_per_s, row.item_unit)} on the {row.gpu_label} against "
+        f"{format_items_rate(row.cpu_items_per_s, row.item_unit)} on the {row.cpu_label}, "
+        f"{ratio_ci(row.speedup, row.low, row.high)} as fast"
+    )
+
+
+def rates_against(row: Any) -> str:
+    """``1,230 images/s against 21.5 images/s``: a pair's accelerator and CPU throughput (of a
+    speedups or answers table) in its item's unit; "" where its workload counts no items."""
+    gpu, cpu = row.gpu_items_per_s, row.cpu_items_per_s
+    if not (gpu == gpu and cpu == cpu) or gpu is None or cpu is None:
+        return ""
+    return (
+        f"{format_items_rate(gpu, row.item_unit)} against {format_items_rate(cpu, row.item_unit)}"
+    )
+
+
+def models_sentence(table: pd.DataFrame) -> str:
+    """``the GPU is 3.1× (bert-base-infer) to 57× (resnet50-train) as fast as the CPU on the
+    models measured in their own units (bert-base-infer, resnet50-train)``: the span of a
+    :func:`declared_models` table ("" where it is empty)."""
+    if table.empty:
+        return ""
+    low, high = table.loc[table["speedup"].idxmin()], table.loc[table["speedup"].idxmax()]
+    names = ", ".join(sorted(set(table["workload"].astype(str))))
+    span = (
+        f"{ratio(high.speedup)} ({high.workload})"
+        if len(table) == 1
+        else f"{ratio(high.speedup)} in each"
+        if ratio(low.speedup) == ratio(high.speedup)
+        else f"{ratio(low.speedup)} ({low.workload}) to {ratio(high.speedup)} ({high.workload})"
+    )
+    return (
+        f"the GPU is {span} as fast as the CPU on the models measured in their own units ({names})"
+    )
 
 
 def transfers_sentence(table: pd.DataFrame) -> str:

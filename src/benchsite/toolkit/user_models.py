@@ -24,7 +24,9 @@ in ``benchsite.toml`` a ``[[models]]`` table with ``factory`` and the same keys:
 ``loss``      ``[MODULE:]FUNCTION(output, targets)`` for training (default: the output's mean
               square); ``targets``: ``[MODULE:]FUNCTION(batch)`` giving its targets;
 ``batches``   the full profile's batch sizes (``1/8/32``; a list in TOML), default 1, 8, 32, 128;
-``quick_batches`` the quick profile's, default 1, 4.
+``quick_batches`` the quick profile's, default 1, 4;
+``item``      what one item of a batch is, a singular noun (``image``, ``sequence``): the
+              throughput then reads ``images/s``; default ``item`` (``items/s``).
 """
 
 from __future__ import annotations
@@ -42,13 +44,25 @@ from benchsite.errors import ConfigError
 from benchsite.host.config import ARRAY, load_config
 from benchsite.records import Case, Device, Workload
 from benchsite.toolkit.modules import ModelError, ModuleSpec, module_case
+from benchsite.units import ITEM, is_item_noun, items_unit
 
 __all__ = ["UserModel", "from_cli", "from_table", "setup_case", "user_models", "workloads"]
 
 BATCHES = (1, 8, 32, 128)
 QUICK_BATCHES = (1, 4)
 OTHER_PRECISIONS = ("tf32", "bf16", "fp16")
-KEYS = ("name", "inputs", "shape", "dtype", "high", "loss", "targets", "batches", "quick_batches")
+KEYS = (
+    "name",
+    "inputs",
+    "shape",
+    "dtype",
+    "high",
+    "loss",
+    "targets",
+    "batches",
+    "quick_batches",
+    "item",
+)
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
 _REF = re.compile(r"^[A-Za-z_][\w.]*(:[A-Za-z_]\w*)?$")
 
@@ -70,6 +84,7 @@ class UserModel:
     targets: str | None = None
     batches: tuple[int, ...] = BATCHES
     quick_batches: tuple[int, ...] = QUICK_BATCHES
+    item: str = ITEM
 
 
 def user_models(cli_specs: Sequence[str] = ()) -> list[UserModel]:
@@ -131,6 +146,7 @@ def _model(table: dict[str, Any], where: str) -> UserModel:
         targets=_ref(table, "targets", where),
         batches=_ints(table, "batches", where, BATCHES),
         quick_batches=_ints(table, "quick_batches", where, QUICK_BATCHES),
+        item=_item(table, where),
     )
 
 
@@ -155,6 +171,16 @@ def _ints(table: dict[str, Any], key: str, where: str, default: Any) -> Any:
     if not numbers or min(numbers) < 1:
         raise ConfigError(f"{where}: {key} must be positive whole numbers, not {value!r}")
     return numbers
+
+
+def _item(table: dict[str, Any], where: str) -> str:
+    item = table.get("item") or ITEM
+    if not is_item_noun(item):
+        raise ConfigError(
+            f"{where}: item {item!r}: name one item as a singular noun in lower case, like "
+            "item=image or item=sequence"
+        )
+    return str(item)
 
 
 def _int_or_none(table: dict[str, Any], key: str, where: str) -> int | None:
@@ -186,12 +212,14 @@ def _workload(model: UserModel, train: bool) -> Workload:
     what = "One AdamW training step" if train else "One forward pass in eval() mode"
     return Workload(
         name=f"{model.name}-{mode}",
-        description=f"{what} of the user's model {model.name} ({model.factory}); items/s.",
+        description=f"{what} of the user's model {model.name} ({model.factory}); "
+        f"{items_unit(model.item)}.",
         setup=lambda device, params: setup_case(model, device, params, train),
         params=_grid(model.batches, with_compile=True),
         quick=_grid(model.quick_batches, with_compile=False),
         tags=("training" if train else "inference", "user-model", "batch-sweep"),
         axis="batch",
+        item=model.item,
     )
 
 
