@@ -21,9 +21,9 @@ from benchsite.store import lease
 from benchsite.store import parts as store
 from benchsite.store.remote import RemotePath
 from tests import emulators
+from tests.conftest import patience
 
 BUCKET = "bench"
-TIMEOUT_S = 4  # the shortest a lease may have: each test waits past it once
 
 
 SERVED = ["s3", "gs", "az"]  # every scheme benchsite.store.remote serves
@@ -78,8 +78,9 @@ def _bucket(scheme: str, fs: pafs.FileSystem) -> RemotePath:
 
 @pytest.fixture
 def run_folder(store_root: RemotePath, monkeypatch) -> RemotePath:
-    """A run's folder of its own in the store, leases timing out after :data:`TIMEOUT_S`."""
-    monkeypatch.setenv(lease.ENV_VAR, str(TIMEOUT_S))
+    """A run's folder of its own in the store; leases time out after the shortest time a lease
+    may have, scaled by the machine's load (a holder must renew within half of it)."""
+    monkeypatch.setenv(lease.ENV_VAR, str(patience(lease.MIN_TIMEOUT_S)))
     return store.run_dir(store_root / uuid.uuid4().hex[:8], "h", "r")
 
 
@@ -105,7 +106,9 @@ def test_a_second_writer_is_refused_while_the_first_holds_the_run(run_folder):
 
 def test_a_holders_heartbeat_keeps_its_lease_live_past_the_timeout(run_folder):
     with lease.held(run_folder) as holding:
-        time.sleep(TIMEOUT_S * 1.5)  # its first write is stale by now: only its rewrites count
+        time.sleep(
+            lease.timeout_s() * 1.5
+        )  # its first write is stale by now: only its rewrites count
         with pytest.raises(StoreError, match="is being written by process"):
             lease.Lease(run_folder).acquire()
         holding.confirm()  # still its own
@@ -116,7 +119,7 @@ def test_a_stale_lease_is_taken_over_and_its_writer_learns_it_lost(run_folder):
     elsewhere.write_bytes(b'{"host": "another-machine", "pid": 1, "started": 0}')
     with pytest.raises(StoreError, match="is being written by process 1 on another-machine"):
         lease.Lease(run_folder).acquire()
-    time.sleep(TIMEOUT_S + 1)  # its heartbeat is now older than the timeout
+    time.sleep(lease.timeout_s() + 1)  # its heartbeat is now older than the timeout
     taker = lease.Lease(run_folder)
     taker.acquire()
     try:
