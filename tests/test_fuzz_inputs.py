@@ -1,7 +1,7 @@
-"""Bad input, generated (hypothesis): every option of every command, every configuration key,
-and damaged store parts. Each example must end in one line on stderr (``error: ...``, or click's
-short usage message for a value of the wrong type), a documented exit status (0, 1, 2), no
-traceback, and the store and the published site byte for byte as they were.
+"""Bad input, generated (hypothesis): every option of every command, every usage error of every
+command, every configuration key, and damaged store parts. Each example must end in one line on
+stderr (``error: ...``, besides ``note:`` and ``warning:`` lines), a documented exit status (0,
+1, 2), no traceback, and the store and the published site byte for byte as they were.
 
 The commands and their options are read from the typer app itself, so a new option is fuzzed
 without touching this file. In-process (``benchsite.cli.app.main``): an example costs
@@ -26,6 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.main import get_command
 
+from benchsite.cli import usage
 from benchsite.cli.app import app, main
 from benchsite.errors import ConfigError
 from benchsite.host import config
@@ -136,12 +137,10 @@ def assert_clean_ending(code: int, out: str, err: str, args: list[str]) -> None:
     told = f"benchsite {args!r} -> {code}\n{out}\n{err}"
     assert code in (0, 1, 2), told
     assert "Traceback" not in err and "Traceback" not in out, told
-    if code == 2:
-        errors = [line for line in err.splitlines() if line.startswith(("error: ", "Error: "))]
-        assert len(errors) == 1, told
-        if errors[0].startswith("error: "):  # ours: one line, besides notes and warnings
-            lines = [line for line in err.splitlines() if line.strip()]
-            assert all(line.startswith(("error: ", "note: ", "warning: ")) for line in lines), told
+    if code == 2:  # one line, besides notes and warnings
+        lines = [line for line in err.splitlines() if line.strip()]
+        assert len([line for line in lines if line.startswith("error: ")]) == 1, told
+        assert all(line.startswith(("error: ", "note: ", "warning: ")) for line in lines), told
 
 
 @FUZZ
@@ -162,6 +161,83 @@ def test_every_option_of_every_command_takes_bad_values_without_a_traceback(
     code, out, err = invoke(args)
     assert_clean_ending(code, out, err, args)
     assert snapshot(world / "store", world / "site") == before, args
+
+
+# -- usage errors: what click refuses before a command runs ----------------------------------------
+
+# values that are no number of either kind, and those that are no whole number
+NOT_NUMBERS = ["abc", "", " ", "1,5", "--", "0x", "1e", "é", "x\n1"]
+WRONG_TYPE = {float: NOT_NUMBERS, int: [*NOT_NUMBERS, "1.5", "1e3", "nan", "-inf"]}
+
+
+def _usage_mistakes(path: tuple[str, ...], command) -> list[list[str]]:  # type: ignore[no-untyped-def]
+    """Every kind of usage error of one command: the arguments after its base ones."""
+    found = [["--no-such-option"], ["-Z"], ["--no-such-option=1"], ["extra", "arguments", "here"]]
+    for param in command.params:
+        if param.param_type_name != "option" or param.name == "help":
+            continue
+        option = next(opt for opt in param.opts if opt.startswith("--"))
+        if param.is_flag:
+            found.append([f"{option}=yes"])  # a flag given a value
+            continue
+        found.append([option])  # its value missing
+        for bad in WRONG_TYPE.get(usage.declared_type(command, param.name), []):
+            found += [[option, bad], [f"{option}={bad}"]]
+    return found
+
+
+# (the command whose --help the line must name, the whole arguments) of every usage error
+USAGE_ERRORS = [
+    (path, [*path, *BASE.get(path, []), *mistake])
+    for path, command in COMMANDS.items()
+    for mistake in _usage_mistakes(path, command)
+] + [
+    ((), ["no-such-command"]),
+    ((), ["--no-such-option"]),
+    ((), ["--version=1"]),
+    (("store",), ["store", "no-such-command"]),
+    (("store",), ["store", "--no-such-option"]),
+]
+
+
+def assert_one_usage_line(path: tuple[str, ...], args: list[str], world: Path) -> None:
+    """``benchsite ARGS`` is refused in one ``error:`` line naming the command's help, exit 2."""
+    args = [arg.format(tmp=world) for arg in args]
+    code, out, err = invoke(args)
+    told = f"benchsite {args!r} -> {code}\n{out}\n{err}"
+    assert code == 2 and out == "", told
+    assert err.count("\n") == 1 and err.startswith("error: "), told
+    assert f"see `{' '.join(('benchsite', *path))} --help`" in err, told
+
+
+def test_every_usage_error_of_every_command_is_one_line(world, monkeypatch):
+    monkeypatch.chdir(world)
+    assert {path for path, _ in USAGE_ERRORS} >= set(COMMANDS)
+    for path, args in USAGE_ERRORS:
+        assert_one_usage_line(path, args, world)
+
+
+@FUZZ
+@given(
+    command=st.sampled_from(sorted(COMMANDS)),
+    option=st.from_regex(r"\A--?[a-z][a-z0-9-]{0,20}\Z"),
+    value=st.text(max_size=12),
+)
+def test_generated_unknown_options_and_wrong_values_are_one_line(
+    world, monkeypatch, command, option, value
+):
+    monkeypatch.chdir(world)
+    known = {opt for param in COMMANDS[command].params for opt in param.opts}
+    if option not in known:  # an option the command does not have, with or without a value
+        assert_one_usage_line(command, [*command, *BASE.get(command, []), option], world)
+        assert_one_usage_line(command, [*command, *BASE.get(command, []), f"--x{option}=1"], world)
+    with contextlib.suppress(ValueError):
+        float(value)
+        return  # a number: not a value of the wrong type
+    for param in COMMANDS[command].params:
+        if usage.declared_type(COMMANDS[command], param.name) in WRONG_TYPE:
+            args = [*command, *BASE.get(command, []), param.opts[0], value]
+            assert_one_usage_line(command, args, world)
 
 
 # -- the configuration file ----------------------------------------------------------------------

@@ -21,7 +21,8 @@ from benchsite.store import check as store_check
 from benchsite.store import parts as store
 from benchsite.store.remote import RemotePath, locate
 from benchsite.testing import complete_row
-from tests.conftest import CASEBOOK, TESTS, patience
+from tests import emulators
+from tests.conftest import CASEBOOK, patience
 
 pytest.importorskip("moto.server", reason="moto[server] is in the test extra")
 FAST = ("-p", CASEBOOK, "-d", "cpu", "--budget", "0.05")
@@ -30,26 +31,14 @@ FAST = ("-p", CASEBOOK, "-d", "cpu", "--budget", "0.05")
 @pytest.fixture(scope="session")
 def s3_env(tmp_path_factory: pytest.TempPathFactory):
     """The environment that points pyarrow (and boto3) at a fresh moto server."""
-    port_file = tmp_path_factory.mktemp("s3") / "port"
-    server = subprocess.Popen(
-        [sys.executable, str(TESTS / "s3_server.py"), str(port_file)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + patience(60)
-    while not port_file.exists() or not port_file.read_text():
-        assert server.poll() is None and time.monotonic() < deadline, "moto server did not start"
-        time.sleep(0.05)
-    env = {
-        "AWS_ENDPOINT_URL": f"http://127.0.0.1:{port_file.read_text()}",
-        "AWS_ACCESS_KEY_ID": "benchsite",
-        "AWS_SECRET_ACCESS_KEY": "benchsite-secret",
-        "AWS_DEFAULT_REGION": "us-east-1",
-        "AWS_EC2_METADATA_DISABLED": "true",
-    }
-    yield env
-    server.terminate()
-    server.wait(timeout=patience(30))
+    with emulators.moto_s3(tmp_path_factory.mktemp("s3")) as port:
+        yield {
+            "AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}",
+            "AWS_ACCESS_KEY_ID": "benchsite",
+            "AWS_SECRET_ACCESS_KEY": "benchsite-secret",
+            "AWS_DEFAULT_REGION": "us-east-1",
+            "AWS_EC2_METADATA_DISABLED": "true",
+        }
 
 
 @pytest.fixture
@@ -206,28 +195,6 @@ def test_two_resumes_of_one_run_at_once_one_is_refused_and_each_case_is_stored_o
     rows = store.read_results(locate(bucket_url))
     assert len(rows) == 4 and rows["case_key"].is_unique and rows["run_id"].nunique() == 1
     assert leases(bucket_url) == []  # the winner's released, the killed writer's taken over
-
-
-def test_a_stale_lease_is_taken_over_and_its_writer_learns_it_lost(bucket_url, monkeypatch):
-    from benchsite.store import lease
-
-    monkeypatch.setenv(lease.ENV_VAR, "4")
-    folder = store.run_dir(locate(bucket_url), "h", "r")
-    elsewhere = folder / f"{lease.PREFIX}dead"  # a writer on another machine, gone silent
-    elsewhere.write_bytes(b'{"host": "another-machine", "pid": 1, "started": 0}')
-    with pytest.raises(StoreError, match="is being written by process 1 on another-machine"):
-        lease.Lease(folder).acquire()
-    time.sleep(5)  # its heartbeat is now older than the timeout
-    taker = lease.Lease(folder)
-    taker.acquire()
-    try:
-        assert not elsewhere.exists()  # taken over
-        taker.confirm()
-        taker.path.unlink()  # as a taker does to a lease it finds stale
-        with pytest.raises(StoreError, match="was taken over by another writer"):
-            taker.confirm()
-    finally:
-        taker.release()
 
 
 def test_store_check_reports_unfinished_uploads_and_aborts_old_ones(

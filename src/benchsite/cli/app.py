@@ -30,8 +30,10 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.console import Console
 from rich.markup import escape
+from typer.main import get_command
 
 from benchsite.cli import compare as compare_cli
+from benchsite.cli import usage
 from benchsite.cli.compare import locate
 from benchsite.errors import BenchsiteError, PluginDeprecationWarning, StoreWarning
 from benchsite.host.manager import load_plugins
@@ -509,13 +511,13 @@ def _terminate(signum: int, frame: object) -> None:
 
 def main(args: list[str] | None = None) -> None:
     """Entry point: turn user errors into one line and exit status 2, Ctrl-C into exit 130,
-    SIGTERM into exit 143 (each after the command's own line on what was kept). A wrong option
-    or a value of a wrong type is click's short usage message, exit 2."""
+    SIGTERM into exit 143 (each after the command's own line on what was kept). A usage error
+    (an unknown option, a value of a wrong type, a missing value) is one line too, exit 2."""
     signal.signal(signal.SIGINT, signal.default_int_handler)  # even if started with it ignored
     signal.signal(signal.SIGTERM, _terminate)
     show_warnings_as_notes()
     try:
-        app(args=args)
+        _invoke(sys.argv[1:] if args is None else list(args))
     except BenchsiteError as exc:
         err_console.print(f"[red]error:[/] {escape(one_line(str(exc)))}")
         sys.exit(exc.exit_code)
@@ -534,6 +536,24 @@ def main(args: list[str] | None = None) -> None:
         if exc.code == 130 and _terminated:
             sys.exit(143)
         raise
+
+
+def _invoke(args: list[str]) -> None:
+    """Run the command ``args`` names; click's errors become a :class:`usage.UsageError`, a bare
+    group shows its help (exit 2), and the command's exit status is raised as ``SystemExit``."""
+    try:
+        code = app(args=args, standalone_mode=False)
+    except usage.NoArgsIsHelpError as exc:
+        exc.show()
+        raise SystemExit(exc.exit_code) from None
+    except usage.ClickException as exc:
+        raise usage.UsageError(exc, get_command(app), args) from None
+    except typer.Abort:  # an end of input where one was read
+        err_console.print("aborted")
+        raise SystemExit(1) from None
+    # `typer.Exit(code)` comes back as `code` outside click's standalone mode; the end of a
+    # command is a `SystemExit` either way, as it was in standalone mode
+    raise SystemExit(code or 0)
 
 
 def one_line(text: str) -> str:
