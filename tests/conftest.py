@@ -10,6 +10,9 @@ pytest_plugins = ["benchsite.testing", "pytester"]
 
 TESTS = Path(__file__).parent
 CASEBOOK = str(TESTS / "plugins" / "casebook.py")
+# `benchsite run` options of a real run made cheap: the casebook's workloads on the CPU, a small
+# budget, one round, so one worker process (a run's rounds themselves: tests/test_rounds.py)
+FAST_RUN = ("-p", CASEBOOK, "-d", "cpu", "--budget", "0.05", "--rounds", "1")
 
 
 def install_into(target: Path, package: Path) -> Path:
@@ -41,9 +44,16 @@ def patience(seconds: float) -> float:
 
 
 def pytest_collection_modifyitems(items: list) -> None:
-    """Tests marked ``slow`` first, the rest in their order: with two workers (scripts/test)
-    the long ones then run beside the many short ones instead of alone at the end."""
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    """The files holding a test marked ``slow`` first (their slow tests first), the rest in
+    their order. The workers get whole files, one at a time (``--dist loadfile`` in
+    pyproject.toml), so a module's fixtures are built once; with two workers (scripts/test) the
+    long files then run beside the many short ones instead of alone at the end. A file is kept
+    in one piece: tests of other files between two of its tests would make pytest tear down
+    its module fixtures and build them again."""
+    slow_files = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(
+        key=lambda item: (item.path not in slow_files, item.get_closest_marker("slow") is None)
+    )
 
 
 # -- site fixtures (issue 4: `benchsite build`) -------------------------------------------------

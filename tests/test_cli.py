@@ -269,6 +269,8 @@ def test_build_exits_1_when_a_page_failed_unless_keep_going(tmp_path, capsys):
         CASEBOOK,
         "--budget",
         "0.05",
+        "--rounds",
+        "1",
         "--results",
         str(store),
     )

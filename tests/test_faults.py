@@ -25,10 +25,10 @@ from benchsite.errors import ConfigError, StoreError
 from benchsite.host import config
 from benchsite.measure.runner import RunOptions, plan_cases, run_benchmarks, select_devices
 from benchsite.store import parts as store
-from tests.conftest import CASEBOOK, patience
+from tests.conftest import CASEBOOK, FAST_RUN, patience
 
 BENCHSITE = str(Path(sys.executable).parent / "benchsite")
-FAST = ("-p", CASEBOOK, "-d", "cpu", "--budget", "0.05", "--rounds", "1", "--host", "h")
+FAST = (*FAST_RUN, "--host", "h")
 
 
 def default_sigint() -> None:

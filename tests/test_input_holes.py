@@ -19,10 +19,8 @@ from benchsite.host import config
 from benchsite.store import parts as store
 from benchsite.tables.csvfile import csv_bytes
 from benchsite.testing import complete_row
-from tests.conftest import CASEBOOK
+from tests.conftest import CASEBOOK, FAST_RUN
 from tests.test_cli import cli
-
-FAST = ("-p", CASEBOOK, "-d", "cpu", "--budget", "0.05")
 
 
 def one_line_error(err: str) -> None:
@@ -88,7 +86,7 @@ def test_a_part_with_only_a_row_id_column_is_not_a_part(tmp_path, capsys):
 
 def test_a_store_without_timestamps_reads_lists_its_runs_and_resumes(tmp_path, capsys):
     root = tmp_path / "store"
-    args = ("run", "-w", "case-add", *FAST, "--host", "h", "--results", str(root))
+    args = ("run", "-w", "case-add", *FAST_RUN, "--host", "h", "--results", str(root))
     assert cli(capsys, *args)[0] == 0
     for path in root.glob("host=*/run=*/part-*.parquet"):  # as a store written without them
         table = pq.read_table(path)
@@ -107,7 +105,7 @@ def test_a_resume_whose_remaining_cases_all_skip_exits_0_when_the_run_holds_ok_c
     tmp_path, capsys
 ):
     root = tmp_path / "store"
-    args = ("run", *FAST, "--host", "h", "--results", str(root), "-w", "case-add")
+    args = ("run", *FAST_RUN, "--host", "h", "--results", str(root), "-w", "case-add")
     assert cli(capsys, *args)[0] == 0  # 2 ok cases
     status, out, err = cli(capsys, *args, "-w", "case-skip", "--resume")  # 1 more: a skip
     assert status == 0 and "2 of 3 cases already stored" in out and "1 skipped" in out, out + err
@@ -137,7 +135,7 @@ def test_ctrl_c_before_the_first_stored_case_leaves_no_run_and_advises_no_resume
 ):
     root = tmp_path / "store"
     monkeypatch.setenv("BENCHSITE_FAULT", "write:after-write=INT")  # before the first rename
-    status, out, err = cli(capsys, "run", "-w", "case-add", *FAST, "--results", str(root))
+    status, out, err = cli(capsys, "run", "-w", "case-add", *FAST_RUN, "--results", str(root))
     assert status == 130 and "nothing to resume" in out and "--resume" not in out, out + err
     assert list(root.glob("host=*/run=*")) == []
 
@@ -145,7 +143,7 @@ def test_ctrl_c_before_the_first_stored_case_leaves_no_run_and_advises_no_resume
 def test_ctrl_c_during_compaction_is_one_line_and_exit_130(tmp_path, capsys, monkeypatch):
     root = tmp_path / "store"
     monkeypatch.setenv("BENCHSITE_FAULT", "compact:after-write=INT")
-    status, out, err = cli(capsys, "run", "-w", "case-add", *FAST, "--results", str(root))
+    status, out, err = cli(capsys, "run", "-w", "case-add", *FAST_RUN, "--results", str(root))
     assert status == 130 and "interrupted during compaction" in out, out + err
     assert "Traceback" not in err
     assert len(store.read_results(root)) == 2  # every stored case kept
@@ -157,7 +155,7 @@ def test_a_plain_run_refuses_a_store_of_a_newer_schema_before_any_work(tmp_path,
     part = next(root.glob("host=*/run=*/part-*.parquet"))
     table = pq.read_table(part)
     pq.write_table(table.replace_schema_metadata({"benchsite.schema_version": "99"}), part)
-    status, out, err = cli(capsys, "run", "-w", "case-add", *FAST, "--results", str(root))
+    status, out, err = cli(capsys, "run", "-w", "case-add", *FAST_RUN, "--results", str(root))
     assert status == 2 and "newer benchsite" in err and "stored" not in out
     one_line_error(err)
     assert len(list(root.glob("host=*/run=*"))) == 1  # no run folder added
@@ -165,7 +163,7 @@ def test_a_plain_run_refuses_a_store_of_a_newer_schema_before_any_work(tmp_path,
 
 def test_the_pre_flight_refusal_creates_no_results_folder(tmp_path, capsys):
     root = tmp_path / "new" / "store"
-    status, _, err = cli(capsys, "run", "-w", "no-such-workload", *FAST, "--results", str(root))
+    status, _, err = cli(capsys, "run", "-w", "no-such-workload", *FAST_RUN, "--results", str(root))
     assert status == 2 and "no workload matches" in err
     assert not (tmp_path / "new").exists()
 

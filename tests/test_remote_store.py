@@ -22,10 +22,9 @@ from benchsite.store import parts as store
 from benchsite.store.remote import RemotePath, locate
 from benchsite.testing import complete_row
 from tests import emulators
-from tests.conftest import CASEBOOK, patience
+from tests.conftest import FAST_RUN, patience
 
 pytest.importorskip("moto.server", reason="moto[server] is in the test extra")
-FAST = ("-p", CASEBOOK, "-d", "cpu", "--budget", "0.05")
 
 
 @pytest.fixture(scope="session")
@@ -85,8 +84,9 @@ def leases(url: str) -> list[str]:
     return [str(path) for path in root.glob("host=*/run=*/.lease-*")]
 
 
+@pytest.mark.slow
 def test_a_run_killed_mid_run_and_mid_compaction_resumes_to_every_case_once(bucket_url):
-    args = ("run", "-w", "case-add", *FAST, "--host", "h", "--results", bucket_url)
+    args = ("run", "-w", "case-add", *FAST_RUN, "--host", "h", "--results", bucket_url)
     code, _, err = finish(cli(*args, fault="write:after-rename"))  # killed after case 1 of 2
     assert code == -signal.SIGKILL, err
     (first,) = store.read_results(locate(bucket_url))["run_id"].astype(str)
@@ -165,7 +165,9 @@ def test_bad_urls_credentials_and_endpoints_are_one_line(bucket_url, monkeypatch
         with pytest.raises(StoreError, match=expected):
             store_check.preflight(locate(url), "h")
     monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")  # nothing listens there
-    code, out, err = finish(cli("run", "-w", "case-add", *FAST, "--results", f"s3://{bucket}/s"))
+    code, out, err = finish(
+        cli("run", "-w", "case-add", *FAST_RUN, "--results", f"s3://{bucket}/s")
+    )
     assert code == 2 and "cannot reach the object store" in err, err
     assert len(err.strip().splitlines()) == 1 and "stored" not in out
 
@@ -178,8 +180,9 @@ def test_a_file_url_is_the_local_folder(tmp_path):
 # -- one writer per run: the lease (benchsite.store.lease) ---------------------------------------
 
 
+@pytest.mark.slow
 def test_two_resumes_of_one_run_at_once_one_is_refused_and_each_case_is_stored_once(bucket_url):
-    args = ("run", "-w", "case-sleep", *FAST, "--host", "h", "--results", bucket_url)
+    args = ("run", "-w", "case-sleep", *FAST_RUN, "--host", "h", "--results", bucket_url)
     code, _, err = finish(cli(*args, fault="write:after-rename"))  # killed after case 1 of 4
     assert code == -signal.SIGKILL, err
     both = [cli(*args[:-4], "--budget", "1", "--host", "h", "--results", bucket_url, "--resume")]

@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from benchsite.store import parts as store
 from tests.conftest import CASEBOOK, patience
 
@@ -35,6 +37,7 @@ def wait_for_rows(results: Path, count: int, timeout_s: float = 120) -> None:
     raise AssertionError(f"fewer than {count} stored cases after {timeout_s} s")
 
 
+@pytest.mark.slow
 def test_ctrl_c_keeps_finished_cases_and_resume_finishes_the_rest(results_dir):
     args = (
         "run",
@@ -72,6 +75,7 @@ def test_ctrl_c_keeps_finished_cases_and_resume_finishes_the_rest(results_dir):
     assert set(kept["row_id"]) <= set(rows["row_id"])  # nothing finished was lost or redone
 
 
+@pytest.mark.slow
 def test_two_processes_write_into_one_store_at_once(results_dir):
     args = (
         "run",
@@ -83,6 +87,8 @@ def test_two_processes_write_into_one_store_at_once(results_dir):
         CASEBOOK,
         "--budget",
         "0.2",
+        "--rounds",
+        "1",
         "--results",
         str(results_dir),
     )

@@ -287,6 +287,7 @@ def test_rebuild_removes_files_the_previous_build_wrote_and_no_longer_writes(tmp
     assert not (out / "runs/r1.html").exists() and (out / "runs/r2.html").exists()
 
 
+@pytest.mark.slow
 def test_a_rebuild_hands_out_first_the_pages_that_took_longest_last_time(tmp_path, monkeypatch):
     results, out = tmp_path / "results", tmp_path / "site"
     shutil.copytree(EXAMPLE_RESULTS / "host=cpu-2core", results / "host=cpu-2core")

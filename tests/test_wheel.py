@@ -160,6 +160,7 @@ def test_the_installed_wheel_is_the_benchsite_imported(installed):
     assert Path(where.strip()).is_relative_to(folder / "venv"), f"not the wheel's: {where}"
 
 
+@pytest.mark.slow
 def test_the_installed_wheel_runs_and_builds(installed, tmp_path):
     store, site = str(tmp_path / "store"), tmp_path / "site"
     ran = installed_benchsite(
@@ -172,6 +173,8 @@ def test_the_installed_wheel_runs_and_builds(installed, tmp_path):
         "cpu",
         "--budget",
         "0.05",
+        "--rounds",
+        "1",
         "--results",
         store,
     )
@@ -191,12 +194,13 @@ def test_the_installed_wheel_takes_a_plugin(installed):
     assert "plugin: example\n" in installed_benchsite(installed, "workloads", "example-saxpy")
 
 
-def test_the_wheel_tests_pass_from_inside_a_fresh_venv(wheel, tmp_path):
+@pytest.mark.slow
+def test_the_wheel_tests_pass_from_inside_a_fresh_venv(wheel, installed):
     """The README's test command from inside a virtual environment (as the README suggests):
-    this file's install test, run by a venv's Python, makes its own venv inside that one, which
-    must see the outer venv's packages (:func:`fresh_venv` checks it)."""
-    python = fresh_venv(tmp_path / "outer")
-    install(wheel, python)
+    this file's install test, run by the Python of the fresh venv the wheel is installed in
+    (:func:`installed`), makes its own venv inside that one, which must see the outer venv's
+    packages (:func:`fresh_venv` checks it)."""
+    python, _ = installed
     env = {**os.environ, "BENCHSITE_TEST_WHEEL": str(wheel)}
     env.pop("PYTHONPATH", None)
     ran = run(

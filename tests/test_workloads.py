@@ -213,6 +213,7 @@ def test_max_batch_search_doubles_then_bisects_to_within_one_64th() -> None:
     assert trial.calls < 20
 
 
+@pytest.mark.slow
 def test_max_batch_on_the_cpu_stays_within_its_budget(workloads, cpu) -> None:
     params = {"image_size": 32, "precision": "fp32", "cpu_memory_budget_gib": 0.25}
     case = workloads["max-batch"].setup(cpu, params)
