@@ -17,7 +17,7 @@ are this version's validity flags (``prepare_results``) of the stored rows.
 Two runs in one store: name each side's runs by the start of their ids (``--runs-a``,
 ``--runs-b``, each a comma-separated list), e.g. the two H200 leases of the example store:
 
-    python benchmarks/reproducibility.py examples/h200/results examples/h200/results \
+    python benchmarks/reproducibility.py examples/h200/results-2026-12-04 examples/h200/results-2026-12-04 \
         --runs-a 20261203T185206Z --runs-b 20261204T142814Z
 """
 
