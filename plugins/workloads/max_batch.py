@@ -25,6 +25,7 @@ The case then times one step at the size found. Metrics of ``max-batch``: ``max_
 
 from __future__ import annotations
 
+import abc
 import gc
 from collections.abc import Callable
 from typing import Any
@@ -194,7 +195,7 @@ def _release_device_memory(device: Device) -> None:
         torch.cuda.empty_cache()
 
 
-class _Footprints:
+class _Footprints(abc.ABC):
     """``footprint(size, baseline)`` runs one training step at ``size`` (a batch, a number of
     layers: :meth:`_step`) and returns its peak memory, or ``None`` when it ran out of memory."""
 
@@ -233,8 +234,9 @@ class _Footprints:
         self.device.synchronize()
         return float(cuda.max_memory_allocated(self.device.name)) if cuda is not None else 0.0
 
+    @abc.abstractmethod
     def _step(self, size: int) -> None:
-        raise NotImplementedError
+        """One training step at ``size``, on the device."""
 
     def _clean(self) -> None:
         _release_device_memory(self.device)
