@@ -226,3 +226,25 @@ def test_the_answers_and_the_claim_name_the_models_in_their_units(model_site):
     assert "Judged on the models alone, the GPU is 40× in each as fast as the CPU on" in claim
     assert "the best of them is near 50×" in claim  # 40×: the twins' speedup
     assert "widgets" not in claim.split("Judged on the models alone")[1].split(".")[0]
+
+
+def test_rows_stored_before_item_unit_take_their_workloads_declared_item():
+    """A row of schema 2 (no ``item_unit``) of a registered model workload reads in that
+    workload's item at build time; a stored item is kept; an unknown workload stays items."""
+    import pandas as pd
+
+    from benchsite.host import registry
+    from benchsite.host.manager import load_plugins
+    from benchsite.site.build import with_declared_items
+
+    workloads = {n: r.item for n, r in registry.workloads(load_plugins((), quiet=True)).items()}
+    rows = pd.DataFrame(
+        {
+            "workload": ["resnet50-infer", "bert-base-infer", "matmul", "gone-plugin"],
+            "item_unit": [None, "query", None, None],
+        }
+    )
+    filled = with_declared_items(rows, workloads)
+    assert filled["item_unit"].tolist() == ["image", "query", None, None]
+    older = with_declared_items(rows.drop(columns="item_unit"), workloads)
+    assert older["item_unit"].tolist() == ["image", "sequence", None, None]

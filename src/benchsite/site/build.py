@@ -38,7 +38,7 @@ from benchsite._infra.pool import forks, in_processes
 from benchsite.errors import BuildFailed, PluginError, StoreError, describe_exception
 from benchsite.host import registry
 from benchsite.host.manager import Plugins, load_plugins
-from benchsite.records import Page, RenderedPage
+from benchsite.records import Page, RenderedPage, Workload
 from benchsite.site import assets, publish
 from benchsite.site.analyse import Analysed, analyse
 from benchsite.site.renderer import NavItem, Site, row_links
@@ -115,9 +115,12 @@ def build_site(
     with pd.option_context("mode.string_storage", "python"), publish.staged(options.out) as staging:
         bundle = assets.start_vega_bundle(staging.out)  # made meanwhile unless cached
         plugins = stage("plugins", load_plugins, options.plugins, strict=options.strict)
-        results = stage("read", read_store, options.results)
+        workloads = {name: reg.item for name, reg in registry.workloads(plugins).items()}
+        results = with_declared_items(stage("read", read_store, options.results), workloads)
+        if references is not None:
+            references = with_declared_items(references, workloads)
         analysed = stage("analyse", analyse, plugins, results, usable_cores(), references)
-        site = make_site(options, analysed, plugins)  # hook: prepare_jinja_env
+        site = make_site(options, analysed, plugins, workloads)  # hook: prepare_jinja_env
         pages = stage("pages", render_pages, site, ordered_pages(plugins), staging, options)
         check_failures(options, analysed, pages, report, reporter)
         written = stage("files", write_files, staging, site, pages, bundle)  # theme, bundle
@@ -160,7 +163,22 @@ def read_store(results: Path) -> pd.DataFrame:
     return rows
 
 
-def make_site(options: BuildOptions, analysed: Analysed, plugins: Plugins) -> Site:
+def with_declared_items(rows: pd.DataFrame, workloads: dict[str, Workload]) -> pd.DataFrame:
+    """``rows`` where a row stored without ``item_unit`` (written before the column existed)
+    takes the item its workload declares now, if an installed plugin registers that workload;
+    a row that says what it counted keeps it, and the others stay null (items)."""
+    declared = {name: workload.item for name, workload in workloads.items() if workload.item}
+    if rows.empty or not declared:
+        return rows
+    stored = rows["item_unit"] if "item_unit" in rows else pd.Series(None, index=rows.index)
+    now = rows["workload"].astype(str).map(declared)
+    filled = stored.where(stored.notna(), now).astype(object)
+    return rows.assign(item_unit=filled.where(filled.notna(), None))
+
+
+def make_site(
+    options: BuildOptions, analysed: Analysed, plugins: Plugins, workloads: dict[str, Workload]
+) -> Site:
     """The :class:`Site` every page renders from: the tables' prepared results, the theme's
     environment (user templates, plugins' ``templates/`` folders, the default theme;
     ``prepare_jinja_env``), navigation (``register_pages``), row links."""
@@ -175,7 +193,7 @@ def make_site(options: BuildOptions, analysed: Analysed, plugins: Plugins) -> Si
         current=tables.current,
         analysed=analysed,
         env=env,
-        workloads={name: reg.item for name, reg in registry.workloads(plugins).items()},
+        workloads=workloads,
         built_at=datetime.now(UTC),
         nav=[
             NavItem(page.name, page.nav, page.nav_path)
